@@ -1,0 +1,29 @@
+package dev.outboxinbox.events;
+
+/**
+ * The names used on the wire, in one place, for the relay that writes them and the consumers
+ * that read them.
+ *
+ * <p>AMQP message properties carry what AMQP has a slot for: {@code message_id} is the event id
+ * (the consumer's deduplication key), {@code type} the event type, {@code content_type}
+ * {@value #CONTENT_TYPE}, {@code timestamp} the time the relay published it, delivery mode 2
+ * (persistent). Everything else is an application header named here.
+ */
+public final class MessageHeaders {
+
+    public static final String CONTENT_TYPE = "application/json";
+
+    /** The aggregate type, e.g. {@code orders}; also the name of the exchange. */
+    public static final String AGGREGATE_TYPE = "aggregate-type";
+    /** The id of the aggregate the event belongs to, e.g. the order id. */
+    public static final String AGGREGATE_ID = "aggregate-id";
+    /** The contract version of the payload, an integer. */
+    public static final String SCHEMA_VERSION = "schema-version";
+    /** W3C trace context of the request that caused the event, when there was one. */
+    public static final String TRACEPARENT = "traceparent";
+    /** Why a message was dead-lettered, set by the consumer that parked it. */
+    public static final String DEAD_LETTER_REASON = "x-dead-letter-reason";
+
+    private MessageHeaders() {
+    }
+}
