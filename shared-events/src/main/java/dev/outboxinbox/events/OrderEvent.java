@@ -1,5 +1,6 @@
 package dev.outboxinbox.events;
 
+import java.time.Instant;
 import java.util.UUID;
 
 /**
@@ -14,6 +15,8 @@ public sealed interface OrderEvent permits OrderCreated {
     UUID eventId();
 
     UUID orderId();
+
+    Instant occurredAt();
 
     String eventType();
 

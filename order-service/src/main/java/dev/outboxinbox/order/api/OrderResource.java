@@ -1,0 +1,94 @@
+package dev.outboxinbox.order.api;
+
+import dev.outboxinbox.order.domain.OrderLine;
+import dev.outboxinbox.order.domain.OrderService;
+import dev.outboxinbox.order.domain.OrderView;
+import dev.outboxinbox.order.domain.PlaceOrder;
+import dev.outboxinbox.order.domain.PlacedOrder;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import org.jboss.resteasy.reactive.RestPath;
+
+@Path("/orders")
+@Produces(MediaType.APPLICATION_JSON)
+public class OrderResource {
+
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    static final String TRACEPARENT_HEADER = "traceparent";
+    static final String IDEMPOTENT_REPLAYED = "Idempotent-Replayed";
+    private static final int MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+    /** W3C trace context, version 00. A malformed one is dropped, as the spec asks, not rejected. */
+    private static final Pattern TRACEPARENT = Pattern.compile("00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
+
+    private final OrderService orders;
+
+    OrderResource(OrderService orders) {
+        this.orders = orders;
+    }
+
+    /**
+     * Places an order. A retry with the same {@code Idempotency-Key} and body gets the same
+     * response and creates nothing; the same key with another body is a {@code 422}.
+     */
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response place(@NotNull(message = "a JSON body is required") @Valid PlaceOrderRequest request,
+                          HttpHeaders headers,
+                          UriInfo uri) {
+        String traceparent = headers.getHeaderString(TRACEPARENT_HEADER);
+        rejectDuplicateSkus(request.lines());
+        PlacedOrder placed = orders.place(new PlaceOrder(request.customerId(),
+                request.lines().stream().map(line -> new OrderLine(line.sku(), line.quantity())).toList(),
+                validIdempotencyKey(headers.getRequestHeader(IDEMPOTENCY_KEY)),
+                Optional.ofNullable(traceparent).filter(value -> TRACEPARENT.matcher(value).matches())));
+        return Response.created(uri.getAbsolutePathBuilder().path(placed.order().id().toString()).build())
+                .header(IDEMPOTENT_REPLAYED, placed.replayed())
+                .entity(placed.order())
+                .build();
+    }
+
+    @GET
+    @Path("/{id}")
+    public OrderView get(@RestPath UUID id) {
+        return orders.find(id);
+    }
+
+    /** Absent is fine; present but empty, repeated or oversized is a client bug worth reporting. */
+    private static Optional<String> validIdempotencyKey(List<String> values) {
+        if (values == null || values.isEmpty()) {
+            return Optional.empty();
+        }
+        String key = values.get(0);
+        if (values.size() > 1 || key == null || key.isBlank() || key.length() > MAX_IDEMPOTENCY_KEY_LENGTH) {
+            throw new InvalidRequestException(IDEMPOTENCY_KEY,
+                    "must be sent once, 1 to " + MAX_IDEMPOTENCY_KEY_LENGTH + " characters, not blank");
+        }
+        return Optional.of(key);
+    }
+
+    /** One line per SKU: the consumer reserves per (order, SKU), so a repeated SKU is a client error here. */
+    private static void rejectDuplicateSkus(List<PlaceOrderRequest.Line> lines) {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < lines.size(); i++) {
+            if (!seen.add(lines.get(i).sku())) {
+                throw new InvalidRequestException("lines[" + i + "].sku",
+                        "SKU " + lines.get(i).sku() + " appears on more than one line; put the total on one line");
+            }
+        }
+    }
+}

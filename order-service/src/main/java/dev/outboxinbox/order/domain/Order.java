@@ -1,0 +1,45 @@
+package dev.outboxinbox.order.domain;
+
+import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
+import jakarta.persistence.CollectionTable;
+import jakarta.persistence.Column;
+import jakarta.persistence.ElementCollection;
+import jakarta.persistence.Entity;
+import jakarta.persistence.FetchType;
+import jakarta.persistence.Id;
+import jakarta.persistence.JoinColumn;
+import jakarta.persistence.OrderColumn;
+import jakarta.persistence.Table;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+@Entity
+@Table(name = "orders")
+public class Order extends PanacheEntityBase {
+
+    @Id
+    public UUID id;
+
+    @Column(name = "customer_id", nullable = false)
+    public String customerId;
+
+    @ElementCollection(fetch = FetchType.EAGER)
+    @CollectionTable(name = "order_lines", joinColumns = @JoinColumn(name = "order_id"))
+    @OrderColumn(name = "line_no")
+    public List<OrderLine> lines = new ArrayList<>();
+
+    @Column(name = "placed_at", nullable = false)
+    public Instant placedAt;
+
+    protected Order() {
+    }
+
+    Order(UUID id, String customerId, List<OrderLine> lines, Instant placedAt) {
+        this.id = id;
+        this.customerId = customerId;
+        this.lines = new ArrayList<>(lines);
+        this.placedAt = placedAt;
+    }
+}

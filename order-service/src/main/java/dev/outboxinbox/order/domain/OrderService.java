@@ -1,0 +1,54 @@
+package dev.outboxinbox.order.domain;
+
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.order.outbox.OutboxWriter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Places orders. The order and the event that announces it are written in one transaction:
+ * both commit or neither does, so no order exists without its event and no event without its order.
+ * This class never talks to the broker; outbox-relay does, from the WAL.
+ */
+@ApplicationScoped
+public class OrderService {
+
+    private final IdempotencyKeys idempotencyKeys;
+    private final OutboxWriter outbox;
+    private final Clock clock;
+
+    OrderService(IdempotencyKeys idempotencyKeys, OutboxWriter outbox) {
+        this.idempotencyKeys = idempotencyKeys;
+        this.outbox = outbox;
+        this.clock = Clock.systemUTC();
+    }
+
+    @Transactional
+    public PlacedOrder place(PlaceOrder command) {
+        UUID orderId = UUID.randomUUID();
+        if (command.idempotencyKey().isPresent()) {
+            Optional<UUID> earlier = idempotencyKeys.claim(command.idempotencyKey().get(), command.fingerprint(), orderId);
+            if (earlier.isPresent()) {
+                return new PlacedOrder(find(earlier.get()), true);
+            }
+        }
+        // PostgreSQL keeps microseconds; truncating here makes the event and the row agree.
+        Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
+        Order order = new Order(orderId, command.customerId(), command.lines(), now);
+        order.persist();
+        outbox.append(new OrderCreated(UUID.randomUUID(), orderId, command.customerId(),
+                command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity)).toList(), now),
+                command.traceparent());
+        return new PlacedOrder(OrderView.of(order), false);
+    }
+
+    @Transactional
+    public OrderView find(UUID id) {
+        return Order.<Order>findByIdOptional(id).map(OrderView::of).orElseThrow(() -> new OrderNotFoundException(id));
+    }
+}

@@ -1,0 +1,34 @@
+package dev.outboxinbox.order.domain;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The command to place an order, already validated at the edge.
+ *
+ * @param idempotencyKey the client's {@code Idempotency-Key}, if it sent one
+ * @param traceparent    the W3C trace context of the request, carried into the outbox
+ */
+public record PlaceOrder(String customerId, List<OrderLine> lines, Optional<String> idempotencyKey,
+                         Optional<String> traceparent) {
+
+    public PlaceOrder {
+        lines = List.copyOf(lines);
+    }
+
+    /** What must be equal for a retry with the same key to count as the same request. */
+    String fingerprint() {
+        StringBuilder canonical = new StringBuilder(customerId);
+        lines.forEach(line -> canonical.append('\n').append(line.sku).append('\t').append(line.quantity));
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("Every Java platform has SHA-256", e);
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package dev.outboxinbox.order.outbox;
+
+import io.quarkus.logging.Log;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import java.time.Instant;
+
+/**
+ * Keeps the outbox from growing without bound: rows older than the retention are deleted in
+ * batches. Safe at any time: the publication publishes inserts only, so these deletes never reach
+ * the relay, and the relay has the insert from the WAL whether or not the row still exists.
+ */
+@ApplicationScoped
+public class OutboxPurge {
+
+    private final EntityManager em;
+    private final OutboxConfig config;
+
+    OutboxPurge(EntityManager em, OutboxConfig config) {
+        this.em = em;
+        this.config = config;
+    }
+
+    @Scheduled(every = "${outbox.purge-interval:1m}", delayed = "${outbox.purge-interval:1m}",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduled() {
+        long deleted = purge();
+        if (deleted > 0) {
+            Log.infof("Purged %d outbox rows older than %s", deleted, config.retention());
+        }
+    }
+
+    /** @return how many rows were deleted */
+    public long purge() {
+        Instant horizon = Instant.now().minus(config.retention());
+        long total = 0;
+        int deleted;
+        do {
+            deleted = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery("""
+                            DELETE FROM outbox WHERE id IN (
+                                SELECT id FROM outbox WHERE occurred_at < ?1 ORDER BY occurred_at LIMIT ?2)""")
+                    .setParameter(1, horizon).setParameter(2, config.purgeBatchSize())
+                    .executeUpdate());
+            total += deleted;
+        } while (deleted == config.purgeBatchSize());
+        return total;
+    }
+}

@@ -1,0 +1,19 @@
+package dev.outboxinbox.order;
+
+import dev.outboxinbox.testing.FreshDatabaseResource;
+import io.quarkus.test.common.ResourceArg;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/** A {@code @QuarkusTest} of order-service on its own fresh database on the real PostgreSQL. */
+@QuarkusTest
+@WithTestResource(value = FreshDatabaseResource.class,
+        initArgs = @ResourceArg(name = "database", value = "order_service_test"))
+@Target(ElementType.TYPE)
+@Retention(RetentionPolicy.RUNTIME)
+public @interface OrderServiceTest {
+}
