@@ -12,6 +12,17 @@ public record PostgresEndpoint(String host, int port, String user, String passwo
         return "jdbc:postgresql://" + host + ":" + port + "/" + database;
     }
 
+    /** Runs statements as the superuser, in autocommit. */
+    public void execute(String database, String... statements) {
+        try (Connection c = connect(database); Statement sql = c.createStatement()) {
+            for (String statement : statements) {
+                sql.execute(statement);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("On " + database + ": " + String.join("; ", statements), e);
+        }
+    }
+
     public Connection connect(String database) throws SQLException {
         return DriverManager.getConnection(jdbcUrl(database), user, password);
     }
@@ -22,6 +33,8 @@ public record PostgresEndpoint(String host, int port, String user, String passwo
      */
     public void recreateDatabase(String name) {
         try (Connection admin = connect("postgres"); Statement sql = admin.createStatement()) {
+            // A logical slot belongs to its database and blocks DROP DATABASE; a test's slot dies with its database.
+            sql.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '" + name + "'");
             sql.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
             sql.execute("CREATE DATABASE " + name);
         } catch (SQLException e) {

@@ -1,5 +1,28 @@
 package dev.outboxinbox.testing;
 
-/** A RabbitMQ broker the tests may declare on, reached as a user with the administrator tag. */
-public record RabbitMqEndpoint(String host, int port, String user, String password) {
+import com.rabbitmq.client.ConnectionFactory;
+
+/**
+ * A RabbitMQ broker the tests may declare on, reached as a user with the administrator tag,
+ * and the means to stop and start it ({@link BrokerControl}).
+ */
+public record RabbitMqEndpoint(String host, int port, String user, String password, BrokerControl control) {
+
+    public ConnectionFactory connectionFactory(String virtualHost) {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost(host);
+        factory.setPort(port);
+        factory.setUsername(user);
+        factory.setPassword(password);
+        factory.setVirtualHost(virtualHost);
+        factory.setAutomaticRecoveryEnabled(false);
+        return factory;
+    }
+
+    /** Deletes and recreates a virtual host, so that queues and messages of earlier runs are gone. */
+    public void recreateVirtualHost(String name) {
+        control.rabbitmqctl("delete_vhost", name);
+        control.rabbitmqctlOrFail("add_vhost", name);
+        control.rabbitmqctlOrFail("set_permissions", "-p", name, user, ".*", ".*", ".*");
+    }
 }

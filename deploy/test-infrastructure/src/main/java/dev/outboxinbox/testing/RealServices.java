@@ -48,8 +48,9 @@ public final class RealServices {
     }
 
     private static RabbitMqEndpoint rabbitMqFromEnvironment() {
+        // Stopping and starting the broker needs rabbitmqctl on this machine: the variables name a local broker.
         return new RabbitMqEndpoint(env("TEST_RABBITMQ_HOST"), Integer.parseInt(envOr("TEST_RABBITMQ_PORT", "5672")),
-                envOr("TEST_RABBITMQ_USER", "guest"), envOr("TEST_RABBITMQ_PASSWORD", "guest"));
+                envOr("TEST_RABBITMQ_USER", "guest"), envOr("TEST_RABBITMQ_PASSWORD", "guest"), BrokerControl.local());
     }
 
     @SuppressWarnings("resource") // lives as long as the test JVM; Testcontainers' Ryuk removes it
@@ -68,7 +69,19 @@ public final class RealServices {
         RabbitMQContainer container = new RabbitMQContainer(RABBITMQ_IMAGE);
         container.start();
         return new RabbitMqEndpoint(container.getHost(), container.getAmqpPort(),
-                container.getAdminUsername(), container.getAdminPassword());
+                container.getAdminUsername(), container.getAdminPassword(), BrokerControl.inContainer(args -> {
+                    try {
+                        String[] command = new String[args.size() + 1];
+                        command[0] = "rabbitmqctl";
+                        for (int i = 0; i < args.size(); i++) {
+                            command[i + 1] = args.get(i);
+                        }
+                        var result = container.execInContainer(command);
+                        return new BrokerControl.Result(result.getExitCode(), result.getStdout() + result.getStderr());
+                    } catch (Exception e) {
+                        return new BrokerControl.Result(-1, e.toString());
+                    }
+                }));
     }
 
     private static void requireDocker(String service, String variables) {

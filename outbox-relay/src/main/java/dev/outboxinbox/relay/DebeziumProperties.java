@@ -1,0 +1,76 @@
+package dev.outboxinbox.relay;
+
+import java.util.Properties;
+
+/** The embedded engine's configuration, derived from {@link RelayConfig}. Every choice here is a delivery guarantee. */
+final class DebeziumProperties {
+
+    static final String HEARTBEAT_MESSAGE_PREFIX = "outbox-relay-heartbeat";
+
+    private DebeziumProperties() {
+    }
+
+    static Properties of(RelayConfig config) {
+        RelayConfig.Source source = config.source();
+        RelayConfig.Offsets offsets = config.offsets();
+        Properties p = new Properties();
+        p.setProperty("name", "outbox-relay");
+        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        // The offsets key includes topic.prefix: changing it forgets the stored position.
+        p.setProperty("topic.prefix", "outbox-relay");
+
+        // Offsets live in PostgreSQL, written after every batch that was confirmed whole.
+        p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
+        p.setProperty("offset.storage.jdbc.connection.url", offsets.jdbcUrl());
+        p.setProperty("offset.storage.jdbc.connection.user", offsets.user());
+        p.setProperty("offset.storage.jdbc.connection.password", offsets.password());
+        p.setProperty("offset.storage.jdbc.table.name", offsets.table());
+        p.setProperty("offset.flush.interval.ms", "0");
+        p.setProperty("offset.flush.timeout.ms", "10000");
+
+        // The source: pgoutput over a slot, the publication order-service created, no snapshot.
+        p.setProperty("database.hostname", source.host());
+        p.setProperty("database.port", String.valueOf(source.port()));
+        p.setProperty("database.user", source.user());
+        p.setProperty("database.password", source.password());
+        p.setProperty("database.dbname", source.database());
+        p.setProperty("plugin.name", "pgoutput");
+        p.setProperty("slot.name", source.slot());
+        p.setProperty("publication.name", source.publication());
+        p.setProperty("publication.autocreate.mode", "disabled");
+        p.setProperty("table.include.list", source.table());
+        // Not forwarded (the payload carries occurredAt); skipping it saves a timestamp parse per event.
+        p.setProperty("column.exclude.list", source.table() + ".occurred_at");
+        // Events start with the slot: the outbox holds rows already relayed, or about to be purged.
+        p.setProperty("snapshot.mode", "no_data");
+        p.setProperty("tombstones.on.delete", "false");
+        // An idle outbox must not pin WAL: the heartbeat writes a WAL record in this database
+        // (no table, no write grant needed) and lets the offset, and so the slot, move on.
+        p.setProperty("heartbeat.interval.ms", String.valueOf(source.heartbeatIntervalMs()));
+        p.setProperty("heartbeat.action.query",
+                "SELECT pg_logical_emit_message(false, '" + HEARTBEAT_MESSAGE_PREFIX + "', now()::text)");
+        // The heartbeat's own logical message moves the position; it is not an event to publish.
+        p.setProperty("message.prefix.exclude.list", HEARTBEAT_MESSAGE_PREFIX);
+        p.setProperty("poll.interval.ms", String.valueOf(source.pollIntervalMs()));
+        p.setProperty("max.batch.size", String.valueOf(source.maxBatchSize()));
+        p.setProperty("max.queue.size", String.valueOf(source.maxBatchSize() * 4));
+        // Let the batch in hand finish and be committed on a graceful stop: no duplicates from a clean restart.
+        p.setProperty("record.processing.shutdown.timeout.ms", "30000");
+        p.setProperty("record.processing.order", "ORDERED");
+
+        // The outbox event router: exchange = aggregatetype, routing key = type, message_id = id.
+        p.setProperty("transforms", "outbox");
+        p.setProperty("transforms.outbox.type", "io.debezium.transforms.outbox.EventRouter");
+        p.setProperty("transforms.outbox.route.by.field", "aggregatetype");
+        p.setProperty("transforms.outbox.route.topic.replacement", "${routedByValue}");
+        p.setProperty("transforms.outbox.table.field.event.id", "id");
+        p.setProperty("transforms.outbox.table.field.event.key", "aggregateid");
+        p.setProperty("transforms.outbox.table.field.event.payload", "payload");
+        p.setProperty("transforms.outbox.table.fields.additional.placement",
+                "type:header:" + OutboundMessage.ROUTER_TYPE
+                        + ",schema_version:header:schema-version"
+                        + ",traceparent:header:traceparent");
+        p.setProperty("transforms.outbox.route.tombstone.on.empty.payload", "false");
+        return p;
+    }
+}

@@ -1,0 +1,66 @@
+package dev.outboxinbox.relay;
+
+import dev.outboxinbox.events.MessageHeaders;
+import com.rabbitmq.client.AMQP;
+import java.nio.charset.StandardCharsets;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * One outbox event, as the outbox event router shaped it, ready for RabbitMQ: the exchange is
+ * the aggregate type, the routing key the event type, the {@code message_id} the event id.
+ */
+record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.BasicProperties properties, byte[] body) {
+
+    /** Router headers we configure (see application.properties: table.fields.additional.placement). */
+    static final String ROUTER_EVENT_ID = "id";
+    static final String ROUTER_TYPE = "type";
+
+    static OutboundMessage from(SourceRecord record) {
+        String eventId = requiredHeader(record, ROUTER_EVENT_ID);
+        String type = requiredHeader(record, ROUTER_TYPE);
+        Map<String, Object> headers = new HashMap<>();
+        headers.put(MessageHeaders.AGGREGATE_TYPE, record.topic());
+        headers.put(MessageHeaders.AGGREGATE_ID, String.valueOf(record.key()));
+        headers.put(MessageHeaders.SCHEMA_VERSION, Integer.valueOf(requiredHeader(record, MessageHeaders.SCHEMA_VERSION)));
+        String traceparent = header(record, MessageHeaders.TRACEPARENT);
+        if (traceparent != null) {
+            headers.put(MessageHeaders.TRACEPARENT, traceparent);
+        }
+        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                .messageId(eventId)
+                .type(type)
+                .contentType(MessageHeaders.CONTENT_TYPE)
+                .deliveryMode(2)
+                .timestamp(new Date(record.timestamp() != null ? record.timestamp() : System.currentTimeMillis()))
+                .headers(headers)
+                .build();
+        Object value = record.value();
+        if (value == null) {
+            throw new IllegalStateException("Outbox event " + eventId + " has no payload");
+        }
+        return new OutboundMessage(eventId, record.topic(), type, properties, value.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String requiredHeader(SourceRecord record, String name) {
+        String value = header(record, name);
+        if (value == null) {
+            throw new IllegalStateException("Outbox record on " + record.topic() + " lacks header '" + name
+                    + "'; is the outbox event router configured as in application.properties?");
+        }
+        return value;
+    }
+
+    private static String header(SourceRecord record, String name) {
+        Header header = record.headers().lastWithName(name);
+        return header == null || header.value() == null ? null : header.value().toString();
+    }
+
+    @Override
+    public String toString() {
+        return "event " + eventId + " (exchange " + exchange + ", routing key " + routingKey + ")";
+    }
+}

@@ -1,0 +1,79 @@
+package dev.outboxinbox.relay;
+
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.quarkus.logging.Log;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * The heart of the relay: a batch of outbox inserts, already shaped by the outbox event router,
+ * is published and confirmed whole before a single record of it is marked processed. Debezium
+ * commits offsets (and PostgreSQL's slot moves) only past processed records, so whatever dies
+ * between the publish and the commit, the batch is read again and republished: duplicates are
+ * possible, gaps are not. Consumers deduplicate by {@code message_id}.
+ */
+@ApplicationScoped
+class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
+
+    static final String HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat";
+
+    private final ConfirmingPublisher publisher;
+    private final RelayStatus status;
+    private final Backoff backoff;
+    private final int attempts;
+
+    OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayConfig config) {
+        this.publisher = publisher;
+        this.status = status;
+        this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
+        this.attempts = config.publishing().attempts();
+    }
+
+    @Override
+    public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
+                            DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        List<OutboundMessage> messages = new ArrayList<>(records.size());
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            SourceRecord record = event.record();
+            if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
+                messages.add(OutboundMessage.from(record));
+            }
+        }
+        publishWholeBatch(messages);
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            committer.markProcessed(event);
+        }
+        committer.markBatchFinished();
+        status.batchCommitted(messages.size());
+    }
+
+    /**
+     * Retries the whole batch with growing pauses. When the attempts run out the batch is still
+     * not committed: the exception stops the engine, and {@link RelayEngine} restarts it from the
+     * last committed offset, so the same events come back. Nothing is ever skipped.
+     */
+    private void publishWholeBatch(List<OutboundMessage> messages) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                publisher.publish(messages);
+                if (attempt > 1) {
+                    Log.infof("Batch of %d published on attempt %d", messages.size(), attempt);
+                }
+                return;
+            } catch (PublishFailedException e) {
+                status.attemptFailed(e);
+                if (attempt >= attempts) {
+                    throw new IllegalStateException("Batch of " + messages.size() + " not confirmed after "
+                            + attempt + " attempts; restarting from the last committed offset. Last failure: "
+                            + e.getMessage(), e);
+                }
+                Log.warnf("Batch of %d not confirmed (attempt %d of %d): %s", messages.size(), attempt, attempts, e.getMessage());
+                Backoff.sleep(backoff.delay(attempt - 1));
+            }
+        }
+    }
+}

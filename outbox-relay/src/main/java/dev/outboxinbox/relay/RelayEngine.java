@@ -1,0 +1,120 @@
+package dev.outboxinbox.relay;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.quarkus.logging.Log;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * Runs the Debezium engine and keeps it running: whenever it stops on an error (database down,
+ * broker down past the batch's attempts, a slot that cannot be read) it is started again after a
+ * growing pause, from the last committed offset. On shutdown it is closed so that the batch in
+ * hand is finished and committed before the process exits.
+ */
+@ApplicationScoped
+public class RelayEngine {
+
+    private final RelayConfig config;
+    private final OutboxBatchHandler handler;
+    private final ConfirmingPublisher publisher;
+    private final RelayStatus status;
+    private final Backoff backoff;
+    private final ExecutorService supervisor = Executors.newSingleThreadExecutor(r -> new Thread(r, "relay-engine"));
+    private final AtomicReference<DebeziumEngine<RecordChangeEvent<SourceRecord>>> engine = new AtomicReference<>();
+    private volatile boolean stopping;
+
+    RelayEngine(RelayConfig config, OutboxBatchHandler handler, ConfirmingPublisher publisher, RelayStatus status) {
+        this.config = config;
+        this.handler = handler;
+        this.publisher = publisher;
+        this.status = status;
+        this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        supervisor.submit(this::superviseEngine);
+    }
+
+    void onStop(@Observes ShutdownEvent event) throws InterruptedException {
+        stopping = true;
+        DebeziumEngine<?> running = engine.get();
+        if (running != null) {
+            try {
+                running.close();
+            } catch (IOException e) {
+                Log.error("Engine did not close cleanly; the last batch will be republished on restart", e);
+            }
+        }
+        supervisor.shutdownNow();
+        if (!supervisor.awaitTermination(30, TimeUnit.SECONDS)) {
+            Log.warn("Engine thread still running after 30 s");
+        }
+        publisher.discard();
+        Log.infof("Relay stopped after publishing %d events", status.published());
+    }
+
+    private void superviseEngine() {
+        int restarts = 0;
+        while (!stopping) {
+            long committedBefore = status.published();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            DebeziumEngine<RecordChangeEvent<SourceRecord>> current = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                    .using(DebeziumProperties.of(config))
+                    .using(new DebeziumEngine.ConnectorCallback() {
+                        @Override
+                        public void taskStarted() {
+                            status.engineStarted();
+                            Log.infof("Streaming outbox inserts from slot %s", config.source().slot());
+                        }
+                    })
+                    .using((success, message, error) -> {
+                        if (!success) {
+                            failure.set(error != null ? error : new IllegalStateException(message));
+                        }
+                    })
+                    .notifying(handler)
+                    .build();
+            engine.set(current);
+            try {
+                current.run();
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+            engine.set(null);
+            if (stopping) {
+                return;
+            }
+            Throwable cause = failure.get();
+            String reason = cause == null ? "engine stopped" : rootMessage(cause);
+            status.engineStopped(reason);
+            restarts = status.published() > committedBefore ? 1 : restarts + 1;
+            var delay = backoff.delay(restarts);
+            Log.errorf(cause, "Relay engine stopped (%s); restarting from the last committed offset in %s", reason, delay);
+            try {
+                Backoff.sleep(delay);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == t ? String.valueOf(t.getMessage()) : t.getMessage() + " (cause: " + root.getMessage() + ")";
+    }
+}

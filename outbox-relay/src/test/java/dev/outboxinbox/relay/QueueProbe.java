@@ -1,0 +1,72 @@
+package dev.outboxinbox.relay;
+
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.Topology;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A durable quorum queue bound like a consumer's, drained with basic.get on a fresh connection
+ * each time, so it keeps working across broker restarts. Remembers every delivery, duplicates too.
+ */
+final class QueueProbe {
+
+    private final String queue;
+    private final List<GetResponse> received = Collections.synchronizedList(new ArrayList<>());
+
+    private QueueProbe(String queue) {
+        this.queue = queue;
+    }
+
+    static QueueProbe bind(String queue, String exchange, String routingKey) throws Exception {
+        try (Connection connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+             Channel channel = connection.createChannel()) {
+            channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, true);
+            channel.queueDeclare(queue, true, false, false, Map.of("x-queue-type", "quorum"));
+            channel.queuePurge(queue);
+            channel.queueBind(queue, exchange, routingKey);
+        }
+        return new QueueProbe(queue);
+    }
+
+    static QueueProbe bindOrders(String queue) throws Exception {
+        return bind(queue, Topology.ORDERS_EXCHANGE, "#");
+    }
+
+    /** At most this many per call, so that a caller waiting for a count is not held while the stream flows. */
+    private static final int MAX_PER_DRAIN = 500;
+
+    /** Takes what is in the queue now (up to a few hundred); tolerates a broker that is down (returns what it had). */
+    List<GetResponse> drain() {
+        try (Connection connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+             Channel channel = connection.createChannel()) {
+            GetResponse response;
+            int taken = 0;
+            while (taken++ < MAX_PER_DRAIN && (response = channel.basicGet(queue, true)) != null) {
+                received.add(response);
+            }
+        } catch (Exception brokerDown) {
+            // The broker is being restarted by the test; the next drain picks up the rest.
+        }
+        return received;
+    }
+
+    List<String> messageIds() {
+        synchronized (received) {
+            return received.stream().map(r -> r.getProps().getMessageId()).toList();
+        }
+    }
+
+    /** Deliveries per message id, for the duplicate count. */
+    Map<String, Integer> deliveriesById() {
+        Map<String, Integer> counts = new HashMap<>();
+        messageIds().forEach(id -> counts.merge(id, 1, Integer::sum));
+        return counts;
+    }
+}

@@ -1,0 +1,174 @@
+package dev.outboxinbox.relay;
+
+import dev.outboxinbox.events.EventJson;
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.OrderEvent;
+import dev.outboxinbox.testing.PostgresEndpoint;
+import dev.outboxinbox.testing.RabbitMqEndpoint;
+import dev.outboxinbox.testing.RealServices;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.flywaydb.core.Flyway;
+
+/**
+ * The relay's world for a test: the producer's database migrated by order-service's own
+ * migrations, an offsets database, a least-privileged relay role (REPLICATION and SELECT on the
+ * outbox, nothing else), and a virtual host of its own. Everything is recreated, so nothing an
+ * earlier run left (slots, offsets, queues) leaks in.
+ */
+final class RelayFixture {
+
+    static final String SOURCE_DB = "relay_source_test";
+    static final String OFFSETS_DB = "relay_offsets_test";
+    static final String ROLE = "relay_test";
+    static final String ROLE_PASSWORD = "relay-test-secret";
+    static final String SLOT = "test_relay";
+    static final String VHOST = "relay-test";
+
+    private RelayFixture() {
+    }
+
+    static PostgresEndpoint postgres() {
+        return RealServices.postgres();
+    }
+
+    static RabbitMqEndpoint rabbitMq() {
+        return RealServices.rabbitMq();
+    }
+
+    /** Recreates everything and returns the relay's configuration for it. */
+    static Map<String, String> prepare() {
+        PostgresEndpoint pg = postgres();
+        pg.recreateDatabase(SOURCE_DB);
+        pg.recreateDatabase(OFFSETS_DB);
+        Flyway.configure()
+                .dataSource(pg.jdbcUrl(SOURCE_DB), pg.user(), pg.password())
+                .locations("filesystem:" + System.getProperty("order-service.migrations"))
+                .placeholders(Map.of("outbox_publication", "outbox_publication"))
+                .load().migrate();
+        pg.execute("postgres",
+                "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
+                        + "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + ROLE_PASSWORD + "'; END IF; END $$",
+                "ALTER DATABASE " + OFFSETS_DB + " OWNER TO " + ROLE);
+        pg.execute(SOURCE_DB, "GRANT SELECT ON outbox TO " + ROLE);
+        rabbitMq().recreateVirtualHost(VHOST);
+
+        RabbitMqEndpoint broker = rabbitMq();
+        Map<String, String> config = new LinkedHashMap<>();
+        config.put("relay.source.host", pg.host());
+        config.put("relay.source.port", String.valueOf(pg.port()));
+        config.put("relay.source.database", SOURCE_DB);
+        config.put("relay.source.user", ROLE);
+        config.put("relay.source.password", ROLE_PASSWORD);
+        config.put("relay.source.slot", SLOT);
+        config.put("relay.offsets.jdbc-url", pg.jdbcUrl(OFFSETS_DB));
+        config.put("relay.offsets.user", ROLE);
+        config.put("relay.offsets.password", ROLE_PASSWORD);
+        config.put("relay.broker.host", broker.host());
+        config.put("relay.broker.port", String.valueOf(broker.port()));
+        config.put("relay.broker.virtual-host", VHOST);
+        config.put("relay.broker.user", broker.user());
+        config.put("relay.broker.password", broker.password());
+        // Short pauses, so tests of failures recover in seconds.
+        config.put("relay.publishing.max-backoff", "PT1S");
+        config.put("relay.publishing.confirm-timeout", "PT5S");
+        return config;
+    }
+
+    /** Writes events to the outbox as the producer does, in one transaction; returns their ids. */
+    static List<String> insertOrderCreated(int count, String traceparent) {
+        try (Connection c = postgres().connect(SOURCE_DB)) {
+            c.setAutoCommit(false);
+            List<String> ids = insertOrderCreated(c, count, traceparent);
+            c.commit();
+            return ids;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Writes events in the caller's transaction. */
+    static List<String> insertOrderCreated(Connection c, int count) throws SQLException {
+        return insertOrderCreated(c, count, null);
+    }
+
+    private static List<String> insertOrderCreated(Connection c, int count, String traceparent) throws SQLException {
+        List<String> ids = new ArrayList<>(count);
+        try (PreparedStatement insert = c.prepareStatement("""
+                INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, traceparent, occurred_at)
+                VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, now())""")) {
+            for (int i = 0; i < count; i++) {
+                OrderCreated event = new OrderCreated(UUID.randomUUID(), UUID.randomUUID(), "customer-" + i,
+                        List.of(new OrderCreated.Line("SKU-APPLE", 1 + i % 5)), Instant.now());
+                insert.setObject(1, event.eventId());
+                insert.setString(2, OrderEvent.AGGREGATE_TYPE);
+                insert.setString(3, event.orderId().toString());
+                insert.setString(4, OrderCreated.TYPE);
+                insert.setInt(5, OrderCreated.SCHEMA_VERSION);
+                insert.setString(6, EventJson.write(event));
+                insert.setString(7, traceparent);
+                insert.addBatch();
+                ids.add(event.eventId().toString());
+            }
+            insert.executeBatch();
+        }
+        return ids;
+    }
+
+    /** An outbox row for an exchange and routing key of the test's choosing. */
+    record RawEvent(String id, String walPositionBeforeCommit) {
+    }
+
+    /**
+     * Writes a raw outbox row and reads the WAL position inside its transaction, after the insert:
+     * the commit lies beyond it, so a slot confirmed past that position has taken the event as done.
+     */
+    static RawEvent insertRaw(String aggregateType, String type) {
+        String id = UUID.randomUUID().toString();
+        try (Connection c = postgres().connect(SOURCE_DB)) {
+            c.setAutoCommit(false);
+            try (var statement = c.createStatement()) {
+                statement.execute("""
+                        INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)
+                        VALUES ('%s', '%s', 'agg-1', '%s', 1, '{"probe": true}', now())""".formatted(id, aggregateType, type));
+                try (var rs = statement.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+                    rs.next();
+                    String lsn = rs.getString(1);
+                    c.commit();
+                    return new RawEvent(id, lsn);
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether the relay's slot has confirmed the WAL up to this position. */
+    static boolean slotConfirmedPast(String walPosition) {
+        try (Connection c = postgres().connect(SOURCE_DB);
+             PreparedStatement query = c.prepareStatement(
+                     "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?")) {
+            query.setString(1, walPosition);
+            query.setString(2, SLOT);
+            try (var rs = query.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Quarkus configuration keys as the environment variables a deployed relay reads. */
+    static Map<String, String> asEnvironment(Map<String, String> config) {
+        Map<String, String> env = new LinkedHashMap<>();
+        config.forEach((key, value) -> env.put(key.toUpperCase().replace('.', '_').replace('-', '_'), value));
+        return env;
+    }
+}

@@ -1,0 +1,110 @@
+package dev.outboxinbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The packaged relay stopped and killed mid-stream: nothing is lost, and a clean stop doubles nothing. */
+class RelayProcessIT {
+
+    private static final int EVENTS = 20_000;
+    private static final int TRANSACTIONS = 100;
+    /** Stop or kill the relay once this many events are through: the producer is still writing then. */
+    private static final int MID_STREAM = 2_000;
+
+    private Map<String, String> config;
+
+    @BeforeEach
+    void freshWorld() {
+        config = RelayFixture.prepare();
+    }
+
+    @Test
+    void aRelayStoppedGracefullyMidStreamDeliversEveryEventExactlyOnceAfterRestart() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.graceful");
+        RelayProcess relay = RelayProcess.start(config, "relay-it-graceful.log");
+        relay.awaitReady();
+        CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
+        int exitCode = relay.stopGracefully();
+        int beforeRestart = drainAll(queue);
+        List<String> expected = writing.get(120, TimeUnit.SECONDS);
+
+        RelayProcess restarted = RelayProcess.start(config, "relay-it-graceful.log");
+        try {
+            awaitAllDelivered(queue, expected);
+        } finally {
+            restarted.stopGracefully();
+        }
+        System.out.printf("[graceful stop] exit code %d, %d delivered before the stop, %d after; %d distinct, %d duplicates%n",
+                exitCode, beforeRestart, queue.messageIds().size() - beforeRestart,
+                queue.deliveriesById().size(), queue.messageIds().size() - queue.deliveriesById().size());
+        assertThat(beforeRestart).as("the stop came mid-stream").isLessThan(EVENTS);
+        assertThat(queue.messageIds()).as("a graceful stop commits what it published: no event twice")
+                .hasSize(EVENTS).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aRelayKilledMidStreamLosesNothing() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.killed");
+        RelayProcess relay = RelayProcess.start(config, "relay-it-killed.log");
+        relay.awaitReady();
+        CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
+        relay.kill();
+        int beforeRestart = drainAll(queue);
+        List<String> expected = writing.get(120, TimeUnit.SECONDS);
+
+        RelayProcess restarted = RelayProcess.start(config, "relay-it-killed.log");
+        try {
+            awaitAllDelivered(queue, expected);
+        } finally {
+            restarted.stopGracefully();
+        }
+        int duplicates = queue.messageIds().size() - queue.deliveriesById().size();
+        System.out.printf("[kill -9] %d delivered before the kill; %d deliveries in all, %d distinct, %d duplicates%n",
+                beforeRestart, queue.messageIds().size(), queue.deliveriesById().size(), duplicates);
+        assertThat(beforeRestart).as("the kill came mid-stream").isLessThan(EVENTS);
+        assertThat(new HashSet<>(queue.messageIds())).containsExactlyInAnyOrderElementsOf(expected);
+    }
+
+    private static List<String> writeEvents() {
+        List<String> ids = new ArrayList<>(EVENTS);
+        for (int i = 0; i < TRANSACTIONS; i++) {
+            ids.addAll(RelayFixture.insertOrderCreated(EVENTS / TRANSACTIONS, null));
+        }
+        return ids;
+    }
+
+    /** Everything the stopped relay had published, before a new one starts. */
+    private static int drainAll(QueueProbe queue) {
+        int size;
+        do {
+            size = queue.messageIds().size();
+        } while (queue.drain().size() > size);
+        return size;
+    }
+
+    private static void awaitAllDelivered(QueueProbe queue, List<String> expected) {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> {
+            queue.drain();
+            return new HashSet<>(queue.messageIds()).containsAll(expected);
+        });
+        // Anything still in flight (a duplicate) would show up now.
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> {
+            int before = queue.messageIds().size();
+            return queue.drain().size() == before;
+        });
+    }
+}

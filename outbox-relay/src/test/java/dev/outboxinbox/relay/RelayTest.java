@@ -1,0 +1,111 @@
+package dev.outboxinbox.relay;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.EventJson;
+import dev.outboxinbox.events.EventSchema;
+import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.events.OrderCreated;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The relay running in-process against the real PostgreSQL and RabbitMQ. */
+@QuarkusTest
+@WithTestResource(RelayTestResource.class)
+class RelayTest {
+
+    @BeforeEach
+    void relayIsStreaming() {
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                given().get("/q/health/ready").then().statusCode(200));
+    }
+
+    @Test
+    void anOutboxRowArrivesOnceWithItsPropertiesAndHeaders() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-test.single");
+        String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        String eventId = RelayFixture.insertOrderCreated(1, traceparent).get(0);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> queue.drain().size() == 1);
+        // Once: nothing more arrives while the relay goes on committing heartbeats and batches.
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> queue.drain().size() == 1);
+
+        GetResponse message = queue.drain().get(0);
+        AMQP.BasicProperties props = message.getProps();
+        assertThat(props.getMessageId()).isEqualTo(eventId);
+        assertThat(props.getType()).isEqualTo(OrderCreated.TYPE);
+        assertThat(props.getContentType()).isEqualTo("application/json");
+        assertThat(props.getDeliveryMode()).isEqualTo(2);
+        assertThat(props.getTimestamp()).isNotNull();
+        assertThat(message.getEnvelope().getExchange()).isEqualTo("orders");
+        assertThat(message.getEnvelope().getRoutingKey()).isEqualTo(OrderCreated.TYPE);
+        Map<String, Object> headers = props.getHeaders();
+        assertThat(headers.get(MessageHeaders.SCHEMA_VERSION)).isEqualTo(1);
+        assertThat(headers.get(MessageHeaders.TRACEPARENT)).hasToString(traceparent);
+        assertThat(headers.get(MessageHeaders.AGGREGATE_TYPE)).hasToString("orders");
+        assertThat(headers.keySet()).as("Debezium's internal headers stay inside the relay")
+                .noneMatch(name -> name.startsWith("__debezium"));
+        OrderCreated event = EventJson.read(message.getBody(), OrderCreated.class);
+        assertThat(event.eventId()).hasToString(eventId);
+        assertThat(headers.get(MessageHeaders.AGGREGATE_ID)).hasToString(event.orderId().toString());
+        assertThat(EventSchema.of(OrderCreated.TYPE, 1).orElseThrow().violations(message.getBody())).isEmpty();
+    }
+
+    @Test
+    void anUnroutableEventHoldsTheOffsetAndTheRelayIsNotReadyUntilAQueueIsBound() throws Exception {
+        RelayFixture.RawEvent event = RelayFixture.insertRaw("unbound", "NobodyListens");
+        String eventId = event.id();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/q/health/ready").then()
+                .statusCode(503)
+                .body("checks[0].data.unroutable", containsString(eventId))
+                .body("checks[0].data.unroutable", containsString("routing key NobodyListens")));
+        // Long enough for several failed attempts and an engine restart: the position must hold throughout.
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() ->
+                !RelayFixture.slotConfirmedPast(event.walPositionBeforeCommit()));
+
+        QueueProbe queue = QueueProbe.bind("relay-test.late-binding", "unbound", "NobodyListens");
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() == 1);
+        assertThat(queue.messageIds()).containsExactly(eventId);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                given().get("/q/health/ready").then().statusCode(200).body("checks[0].status", equalTo("UP")));
+        await().atMost(Duration.ofSeconds(30)).until(() -> RelayFixture.slotConfirmedPast(event.walPositionBeforeCommit()));
+    }
+
+    @Test
+    void eventsWrittenWhileTheBrokerIsStoppedAreAllDeliveredOnceItIsBack() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-test.broker-restart");
+        List<String> expected = new java.util.ArrayList<>(RelayFixture.insertOrderCreated(200, null));
+        await().atMost(Duration.ofSeconds(30)).until(() -> new HashSet<>(queue.drain().stream()
+                .map(r -> r.getProps().getMessageId()).toList()).containsAll(expected));
+
+        RelayFixture.rabbitMq().control().stopApp();
+        try {
+            expected.addAll(RelayFixture.insertOrderCreated(200, null));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    given().get("/q/health/ready").then().statusCode(503));
+            expected.addAll(RelayFixture.insertOrderCreated(200, null));
+        } finally {
+            RelayFixture.rabbitMq().control().startApp();
+        }
+
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            queue.drain();
+            return new HashSet<>(queue.messageIds()).containsAll(expected);
+        });
+        assertThat(new HashSet<>(queue.messageIds())).hasSize(expected.size());
+    }
+}

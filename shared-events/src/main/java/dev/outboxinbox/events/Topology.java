@@ -1,0 +1,55 @@
+package dev.outboxinbox.events;
+
+import java.util.Map;
+
+/**
+ * The RabbitMQ topology, in one place. Who declares what (all declarations are idempotent and
+ * the same arguments everywhere, or RabbitMQ refuses them):
+ * <ul>
+ *   <li>outbox-relay declares the exchange of each aggregate type it publishes to
+ *       ({@value #ORDERS_EXCHANGE}, durable topic);</li>
+ *   <li>inventory-service declares its queue, the dead-letter exchange and queue, and the binding:
+ *       a consumer owns the queues it reads;</li>
+ *   <li>{@code deploy/rabbitmq/definitions.json} declares all of it for docker compose, so the
+ *       relay never publishes into an exchange with no queue bound while inventory starts
+ *       (a test keeps that file equal to this class).</li>
+ * </ul>
+ */
+public final class Topology {
+
+    /** Topic exchange for every order event; the routing key is the event type. */
+    public static final String ORDERS_EXCHANGE = OrderEvent.AGGREGATE_TYPE;
+
+    /** inventory-service's queue of order events: quorum, so it survives a broker node restart with its messages. */
+    public static final String INVENTORY_QUEUE = "inventory.orders";
+    /** What inventory-service binds its queue with. */
+    public static final String INVENTORY_BINDING = OrderCreated.TYPE;
+
+    /** Where inventory-service's messages go when they cannot be processed. */
+    public static final String INVENTORY_DEAD_LETTER_EXCHANGE = "inventory.dead-letter";
+    public static final String INVENTORY_DEAD_LETTER_QUEUE = "inventory.orders.dead-letter";
+
+    /**
+     * Deliveries of one message before the broker dead-letters it on its own. The consumer parks
+     * a bad message itself, with a reason, on the first delivery; this limit only catches a
+     * message that kills the consumer every time it is delivered.
+     */
+    public static final int INVENTORY_DELIVERY_LIMIT = 10;
+
+    private Topology() {
+    }
+
+    public static Map<String, Object> inventoryQueueArguments() {
+        return Map.of(
+                "x-queue-type", "quorum",
+                "x-delivery-limit", INVENTORY_DELIVERY_LIMIT,
+                "x-dead-letter-exchange", INVENTORY_DEAD_LETTER_EXCHANGE,
+                // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
+                "x-dead-letter-strategy", "at-least-once",
+                "x-overflow", "reject-publish");
+    }
+
+    public static Map<String, Object> deadLetterQueueArguments() {
+        return Map.of("x-queue-type", "quorum");
+    }
+}
