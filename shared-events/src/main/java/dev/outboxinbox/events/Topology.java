@@ -25,7 +25,7 @@ public final class Topology {
     /** What inventory-service binds its queue with. */
     public static final String INVENTORY_BINDING = OrderCreated.TYPE;
 
-    /** Where inventory-service's messages go when they cannot be processed. */
+    /** Where inventory-service's messages go when they cannot be processed: a fanout exchange. */
     public static final String INVENTORY_DEAD_LETTER_EXCHANGE = "inventory.dead-letter";
     public static final String INVENTORY_DEAD_LETTER_QUEUE = "inventory.orders.dead-letter";
 
