@@ -4,8 +4,11 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
@@ -32,9 +35,42 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
         this.attempts = config.publishing().attempts();
     }
 
+    /** Held for the whole of a batch: publish, confirm, mark, commit. */
+    private final ReentrantLock inFlight = new ReentrantLock();
+    private volatile boolean draining;
+
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        inFlight.lockInterruptibly();
+        try {
+            if (draining) {
+                // Not a single message of it was published: the next start reads it again, no duplicate.
+                throw new InterruptedException("relay is stopping; this batch is left for the next start");
+            }
+            publishAndCommit(records, committer);
+        } finally {
+            inFlight.unlock();
+        }
+    }
+
+    /**
+     * For a graceful stop: lets the batch in hand be published, confirmed and committed, and stops
+     * any further batch from starting. Debezium's own close interrupts the batch in hand, which
+     * would leave it published but uncommitted and so republished on the next start.
+     */
+    void drain(Duration timeout) throws InterruptedException {
+        draining = true;
+        if (inFlight.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            inFlight.unlock();
+        } else {
+            Log.warnf("The batch in hand did not finish within %s; it will be republished on the next start", timeout);
+        }
+    }
+
+    private void publishAndCommit(List<RecordChangeEvent<SourceRecord>> records,
+                                  DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
         List<OutboundMessage> messages = new ArrayList<>(records.size());
         for (RecordChangeEvent<SourceRecord> event : records) {

@@ -10,6 +10,7 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +49,7 @@ public class RelayEngine {
 
     void onStop(@Observes ShutdownEvent event) throws InterruptedException {
         stopping = true;
+        handler.drain(Duration.ofSeconds(30));
         DebeziumEngine<?> running = engine.get();
         if (running != null) {
             try {
