@@ -1,0 +1,54 @@
+package dev.outboxinbox.inventory;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+@ConfigMapping(prefix = "inventory")
+public interface InventoryConfig {
+
+    /** How messages are applied. */
+    Processing processing();
+
+    /** How long the inbox remembers a message id. */
+    Inbox inbox();
+
+    interface Processing {
+        /** The most messages committed in one transaction. */
+        @WithDefault("100")
+        int maxBatchSize();
+
+        /** A body larger than this is dead-lettered unread. */
+        @WithDefault("65536")
+        int maxMessageBytes();
+
+        /** Attempts at a batch that fails for a transient reason (database down) before its messages are requeued. */
+        @WithDefault("20")
+        int transientAttempts();
+
+        /** First pause after a transient failure; doubles up to {@link #maxBackoff()}. */
+        @WithDefault("PT0.1S")
+        Duration initialBackoff();
+
+        @WithDefault("PT15S")
+        Duration maxBackoff();
+    }
+
+    interface Inbox {
+        /**
+         * Message ids older than this are purged. It must exceed the longest time a message can
+         * come back: broker redelivery, a relay replaying from an old offset, a restore of the
+         * dead-letter queue. A duplicate older than the horizon would be applied again.
+         */
+        @WithDefault("P7D")
+        Duration retention();
+
+        /** How often the purge runs. */
+        @WithDefault("1h")
+        String purgeInterval();
+
+        /** The most rows one purge transaction deletes. */
+        @WithDefault("10000")
+        int purgeBatchSize();
+    }
+}

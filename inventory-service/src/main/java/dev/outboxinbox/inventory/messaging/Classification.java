@@ -1,0 +1,13 @@
+package dev.outboxinbox.inventory.messaging;
+
+import dev.outboxinbox.inventory.inbox.ReceivedEvent;
+
+/** What the door makes of a message before any transaction: an event to apply, or a reason to park it. */
+sealed interface Classification {
+
+    record Accepted(ReceivedEvent event) implements Classification {
+    }
+
+    record Rejected(String reason) implements Classification {
+    }
+}

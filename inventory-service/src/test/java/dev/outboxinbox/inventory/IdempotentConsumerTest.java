@@ -1,0 +1,143 @@
+package dev.outboxinbox.inventory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.inventory.inbox.InboxHandler;
+import dev.outboxinbox.inventory.inbox.InboxMetrics;
+import dev.outboxinbox.inventory.inbox.Outcome;
+import dev.outboxinbox.inventory.inbox.ReceivedEvent;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import org.junit.jupiter.api.Test;
+
+@InventoryServiceTest
+class IdempotentConsumerTest {
+
+    @Inject
+    InventoryDatabase db;
+
+    @Inject
+    InboxMetrics metrics;
+
+    @Inject
+    InboxHandler handler;
+
+    @Test
+    void theSameMessageDeliveredFiveTimesHasOneEffect() {
+        String sku = db.newProduct(100);
+        OrderCreated order = Broker.order(sku, 3);
+        long seenBefore = metrics.applied() + metrics.duplicates();
+
+        for (int i = 0; i < 5; i++) {
+            Broker.publish(order);
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.applied() + metrics.duplicates() - seenBefore >= 5);
+        assertThat(db.reserved(sku)).isEqualTo(3);
+        assertThat(db.count("SELECT count(*) FROM reservations WHERE order_id = ?", order.orderId())).isOne();
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", order.eventId().toString())).isOne();
+        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+    }
+
+    @Test
+    void theSameMessageProcessedConcurrentlyByTwoConsumersHasOneEffect() throws Exception {
+        String sku = db.newProduct(100);
+        OrderCreated order = Broker.order(sku, 7);
+        ReceivedEvent received = new ReceivedEvent(order.eventId().toString(), order);
+        CyclicBarrier together = new CyclicBarrier(2);
+
+        List<CompletableFuture<List<Outcome>>> consumers = List.of(
+                CompletableFuture.supplyAsync(() -> handleAfter(together, received)),
+                CompletableFuture.supplyAsync(() -> handleAfter(together, received)));
+        List<Outcome> outcomes = consumers.stream().map(CompletableFuture::join).flatMap(List::stream).toList();
+
+        assertThat(outcomes).hasSize(2)
+                .haveExactly(1, new org.assertj.core.api.Condition<>(o -> o instanceof Outcome.Applied, "applied"))
+                .haveExactly(1, new org.assertj.core.api.Condition<>(o -> o instanceof Outcome.Duplicate, "duplicate"));
+        assertThat(db.reserved(sku)).isEqualTo(7);
+    }
+
+    @Test
+    void aFailureAfterTheStockUpdateRollsBackAndTheEventIsAppliedOnce() {
+        String sku = db.newProduct(100);
+        OrderCreated order = Broker.order(sku, 5);
+        // Fails the first commit that includes this order's reservation, after the stock UPDATE ran,
+        // with a serialization failure (a transient error: the consumer retries it).
+        db.execute("""
+                CREATE SEQUENCE fail_once_%1$s;
+                CREATE FUNCTION fail_once_%1$s() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF nextval('fail_once_%1$s') = 1 THEN
+                        RAISE EXCEPTION 'injected failure at commit' USING ERRCODE = '40001';
+                    END IF;
+                    RETURN NULL;
+                END $$;
+                CREATE CONSTRAINT TRIGGER fail_once_%1$s AFTER INSERT ON reservations
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                    WHEN (NEW.sku = '%2$s') EXECUTE FUNCTION fail_once_%1$s();
+                """.formatted(sku.replace('-', '_').toLowerCase(), sku));
+        long transientBefore = metrics.transientFailures();
+
+        Broker.publish(order);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> "RESERVED".equals(db.status(order.orderId())));
+        assertThat(metrics.transientFailures()).as("the injected failure happened").isGreaterThan(transientBefore);
+        assertThat(db.count("SELECT last_value FROM fail_once_" + sku.replace('-', '_').toLowerCase())).isEqualTo(2);
+        assertThat(db.reserved(sku)).isEqualTo(5);
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", order.eventId().toString())).isOne();
+    }
+
+    @Test
+    void aMessageRedeliveredAfterItsCommitWhenTheAckWasLostHasNoSecondEffect() {
+        String sku = db.newProduct(100);
+        OrderCreated order = Broker.order(sku, 4);
+        // The first delivery committed its effect, then the channel died before the ack ...
+        assertThat(handler.handle(List.of(new ReceivedEvent(order.eventId().toString(), order))))
+                .singleElement().isInstanceOf(Outcome.Applied.class);
+        long duplicatesBefore = metrics.duplicates();
+
+        // ... so the broker delivers it again.
+        Broker.publish(order);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
+        assertThat(db.reserved(sku)).isEqualTo(4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+    }
+
+    @Test
+    void anOrderWithTooLittleStockIsRejectedAndLeavesStockUnchanged() {
+        String plenty = db.newProduct(100);
+        String scarce = db.newProduct(2);
+        OrderCreated order = new OrderCreated(java.util.UUID.randomUUID(), java.util.UUID.randomUUID(), "c",
+                List.of(new OrderCreated.Line(plenty, 1), new OrderCreated.Line(scarce, 3)), java.time.Instant.now());
+
+        Broker.publish(order);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.status(order.orderId()) != null);
+        assertThat(db.status(order.orderId())).isEqualTo("REJECTED");
+        assertThat(db.reserved(plenty)).as("all lines or none").isZero();
+        assertThat(db.reserved(scarce)).isZero();
+    }
+
+    @Test
+    void anOrderForAnUnknownSkuIsRejectedNotDeadLettered() {
+        OrderCreated order = Broker.order("NO-SUCH-SKU", 1);
+        Broker.publish(order);
+        await().atMost(Duration.ofSeconds(30)).until(() -> "REJECTED".equals(db.status(order.orderId())));
+    }
+
+    private List<Outcome> handleAfter(CyclicBarrier together, ReceivedEvent received) {
+        try {
+            together.await();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        return handler.handle(List.of(received));
+    }
+}

@@ -1,0 +1,65 @@
+package dev.outboxinbox.inventory;
+
+import io.agroal.api.AgroalDataSource;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+
+/** Plain SQL on the service's database: the tests check what was committed. */
+@ApplicationScoped
+public class InventoryDatabase {
+
+    private final AgroalDataSource dataSource;
+
+    InventoryDatabase(AgroalDataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** A product of the test's own, so tests never share stock. */
+    public String newProduct(int onHand) {
+        String sku = "TEST-" + UUID.randomUUID().toString().substring(0, 8);
+        execute("INSERT INTO products (sku, name, on_hand) VALUES ('" + sku + "', 'test', " + onHand + ")");
+        return sku;
+    }
+
+    public long count(String sql, Object... params) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                statement.setObject(i + 1, params[i]);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    public long reserved(String sku) {
+        return count("SELECT reserved FROM products WHERE sku = ?", sku);
+    }
+
+    public String status(UUID orderId) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement statement = c.prepareStatement("SELECT status FROM order_outcomes WHERE order_id = ?")) {
+            statement.setObject(1, orderId);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public void execute(String sql) {
+        try (Connection c = dataSource.getConnection(); Statement statement = c.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+}

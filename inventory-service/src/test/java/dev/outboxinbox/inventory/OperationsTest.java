@@ -1,0 +1,64 @@
+package dev.outboxinbox.inventory;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItems;
+
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.inventory.inbox.InboxPurge;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+@InventoryServiceTest
+class OperationsTest {
+
+    @Inject
+    InventoryDatabase db;
+
+    @Inject
+    InboxPurge purge;
+
+    @Test
+    void aProductShowsItsStockAndAnOrderItsReservation() {
+        String sku = db.newProduct(10);
+        OrderCreated order = Broker.order(sku, 4);
+        Broker.publish(order);
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.status(order.orderId()) != null);
+
+        given().get("/products/" + sku).then().statusCode(200)
+                .body("onHand", equalTo(10)).body("reserved", equalTo(4)).body("available", equalTo(6));
+        given().get("/orders/" + order.orderId() + "/reservation").then().statusCode(200)
+                .body("status", equalTo("RESERVED"))
+                .body("lines[0].sku", equalTo(sku)).body("lines[0].quantity", equalTo(4));
+    }
+
+    @Test
+    void theDemoCatalogueIsSeeded() {
+        given().get("/products/SKU-APPLE").then().statusCode(200).body("onHand", equalTo(1000));
+    }
+
+    @Test
+    void unknownThingsAre404Problems() {
+        given().get("/products/NOPE").then().statusCode(404).contentType("application/problem+json");
+        given().get("/orders/" + UUID.randomUUID() + "/reservation").then().statusCode(404)
+                .contentType("application/problem+json");
+    }
+
+    @Test
+    void readinessReportsTheDatabaseAndTheBroker() {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/q/health/ready").then().statusCode(200)
+                .body("checks.name", hasItems("Database connections health check", "SmallRye Reactive Messaging - readiness check")));
+    }
+
+    @Test
+    void thePurgeForgetsMessageIdsOlderThanTheRetention() {
+        db.execute("INSERT INTO inbox (message_id, message_type, received_at) VALUES ('old-one', 'OrderCreated', now() - interval '8 days'), ('new-one', 'OrderCreated', now())");
+        assertThat(purge.purge()).isPositive();
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'old-one'")).isZero();
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'new-one'")).isOne();
+    }
+}
