@@ -7,6 +7,7 @@ import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.testing.ServiceProcess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,8 +36,8 @@ public final class RelayBenchmark {
         int runs = Integer.parseInt(System.getProperty("runs", "5"));
         Map<String, String> config = RelayFixture.prepare();
         QueueProbe.bindOrders("bench.drain");
-        RelayProcess relay = RelayProcess.start(config, "relay-benchmark.log");
-        relay.awaitReady();
+        ServiceProcess relay = RelayProcess.start(config, "relay-benchmark.log");
+        relay.awaitReady(Duration.ofSeconds(60));
 
         try (Connection connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
              Channel channel = connection.createChannel()) {

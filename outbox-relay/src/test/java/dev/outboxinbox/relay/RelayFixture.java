@@ -164,11 +164,4 @@ final class RelayFixture {
             throw new IllegalStateException(e);
         }
     }
-
-    /** Quarkus configuration keys as the environment variables a deployed relay reads. */
-    static Map<String, String> asEnvironment(Map<String, String> config) {
-        Map<String, String> env = new LinkedHashMap<>();
-        config.forEach((key, value) -> env.put(key.toUpperCase().replace('.', '_').replace('-', '_'), value));
-        return env;
-    }
 }

@@ -3,6 +3,7 @@ package dev.outboxinbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.outboxinbox.testing.ServiceProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -31,8 +32,8 @@ class RelayProcessIT {
     @Test
     void aRelayStoppedGracefullyMidStreamDeliversEveryEventExactlyOnceAfterRestart() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.graceful");
-        RelayProcess relay = RelayProcess.start(config, "relay-it-graceful.log");
-        relay.awaitReady();
+        ServiceProcess relay = RelayProcess.start(config, "relay-it-graceful.log");
+        relay.awaitReady(Duration.ofSeconds(60));
         CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
@@ -40,7 +41,7 @@ class RelayProcessIT {
         int beforeRestart = drainAll(queue);
         List<String> expected = writing.get(120, TimeUnit.SECONDS);
 
-        RelayProcess restarted = RelayProcess.start(config, "relay-it-graceful.log");
+        ServiceProcess restarted = RelayProcess.start(config, "relay-it-graceful.log");
         try {
             awaitAllDelivered(queue, expected);
         } finally {
@@ -57,8 +58,8 @@ class RelayProcessIT {
     @Test
     void aRelayKilledMidStreamLosesNothing() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.killed");
-        RelayProcess relay = RelayProcess.start(config, "relay-it-killed.log");
-        relay.awaitReady();
+        ServiceProcess relay = RelayProcess.start(config, "relay-it-killed.log");
+        relay.awaitReady(Duration.ofSeconds(60));
         CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
@@ -66,7 +67,7 @@ class RelayProcessIT {
         int beforeRestart = drainAll(queue);
         List<String> expected = writing.get(120, TimeUnit.SECONDS);
 
-        RelayProcess restarted = RelayProcess.start(config, "relay-it-killed.log");
+        ServiceProcess restarted = RelayProcess.start(config, "relay-it-killed.log");
         try {
             awaitAllDelivered(queue, expected);
         } finally {

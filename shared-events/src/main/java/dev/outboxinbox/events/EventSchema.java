@@ -44,11 +44,30 @@ public final class EventSchema {
      * @throws IOException when the bytes are not JSON at all
      */
     public List<String> violations(byte[] json) throws IOException {
+        return validate(json).violations();
+    }
+
+    /**
+     * Parses once and validates: a consumer gets the violations and, when there are none, the
+     * event, without reading the bytes twice.
+     *
+     * @throws IOException when the bytes are not JSON at all
+     */
+    public Validated validate(byte[] json) throws IOException {
         JsonNode node = EventJson.mapper().readTree(json);
         if (node == null || node.isMissingNode()) {
-            return List.of("$: empty payload");
+            return new Validated(node, List.of("$: empty payload"));
         }
-        return schema.validate(node).stream().map(Error::toString).toList();
+        return new Validated(node, schema.validate(node).stream().map(Error::toString).toList());
+    }
+
+    /** A parsed payload and what the schema says of it. */
+    public record Validated(JsonNode json, List<String> violations) {
+
+        /** @throws IOException when the JSON does not bind to the type (which a valid payload always does) */
+        public <T extends OrderEvent> T as(Class<T> type) throws IOException {
+            return EventJson.mapper().treeToValue(json, type);
+        }
     }
 
     public String type() {

@@ -52,6 +52,8 @@ public class InboxBatcher {
         running = false;
         worker.interrupt();
         worker.join(10_000);
+        Log.infof("Inbox stopped: %d applied, %d duplicates, %d poison, in %d transactions",
+                metrics.applied(), metrics.duplicates(), metrics.poison(), metrics.batches());
     }
 
     /** @return the message's outcome, completed after its transaction committed (or failed for good) */

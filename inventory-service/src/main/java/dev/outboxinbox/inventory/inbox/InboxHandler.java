@@ -6,13 +6,19 @@ import dev.outboxinbox.inventory.stock.StockReservations;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.hibernate.Session;
 
 /**
- * Where the idempotency lives. In one transaction, for each message in order: insert its id into
- * the inbox first — the primary key decides, a conflict means "seen before" — and only if the
- * insert took, apply its effect. Commit, and only then does the transport ack.
+ * Where the idempotency lives. In one transaction: insert the batch's message ids into the inbox
+ * first — the primary key decides, and only the ids the insert really added are new — then apply
+ * the effect of the new ones, and only theirs. Commit, and only then does the transport ack.
  *
  * <p>Two consumers racing on one message: the second INSERT waits on the first transaction's
  * uncommitted key; if that commits, the second sees the conflict and does nothing; if it rolls
@@ -31,23 +37,44 @@ public class InboxHandler {
 
     @Transactional
     public List<Outcome> handle(List<ReceivedEvent> batch) {
+        Set<String> claimed = claim(batch);
+        List<ReceivedEvent> fresh = new ArrayList<>();
+        for (ReceivedEvent received : batch) {
+            // remove(): a message twice in one batch is new once, and a duplicate the second time.
+            if (claimed.remove(received.messageId())) {
+                fresh.add(received);
+            }
+        }
+        Map<String, OrderOutcome.Status> applied = stock.reserve(fresh);
+        Set<String> counted = new HashSet<>();
         List<Outcome> outcomes = new ArrayList<>(batch.size());
         for (ReceivedEvent received : batch) {
-            if (!claim(received.messageId())) {
-                outcomes.add(new Outcome.Duplicate());
-                continue;
-            }
-            OrderOutcome.Status status = stock.reserve(received.event(), received.messageId());
-            outcomes.add(status == null ? new Outcome.Duplicate() : new Outcome.Applied(status));
+            OrderOutcome.Status status = applied.get(received.messageId());
+            outcomes.add(status != null && counted.add(received.messageId())
+                    ? new Outcome.Applied(status)
+                    : new Outcome.Duplicate());
         }
         return outcomes;
     }
 
-    private boolean claim(String messageId) {
-        return em.createNativeQuery("""
-                        INSERT INTO inbox (message_id, message_type) VALUES (?1, ?2)
-                        ON CONFLICT (message_id) DO NOTHING""")
-                .setParameter(1, messageId).setParameter(2, OrderCreated.TYPE)
-                .executeUpdate() == 1;
+    /** One INSERT for the whole batch; RETURNING names the ids that were not there before. */
+    private Set<String> claim(List<ReceivedEvent> batch) {
+        return em.unwrap(Session.class).doReturningWork(connection -> {
+            Set<String> inserted = new HashSet<>();
+            try (PreparedStatement insert = connection.prepareStatement("""
+                    INSERT INTO inbox (message_id, message_type)
+                    SELECT id, ? FROM unnest(?::text[]) AS m(id)
+                    ON CONFLICT (message_id) DO NOTHING
+                    RETURNING message_id""")) {
+                insert.setString(1, OrderCreated.TYPE);
+                insert.setArray(2, connection.createArrayOf("text", batch.stream().map(ReceivedEvent::messageId).toArray()));
+                try (ResultSet rs = insert.executeQuery()) {
+                    while (rs.next()) {
+                        inserted.add(rs.getString(1));
+                    }
+                }
+            }
+            return inserted;
+        });
     }
 }

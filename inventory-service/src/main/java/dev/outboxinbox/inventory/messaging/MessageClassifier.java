@@ -1,6 +1,5 @@
 package dev.outboxinbox.inventory.messaging;
 
-import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
@@ -8,7 +7,6 @@ import dev.outboxinbox.inventory.InventoryConfig;
 import dev.outboxinbox.inventory.inbox.ReceivedEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -54,14 +52,14 @@ class MessageClassifier {
         if (schema.isEmpty()) {
             return new Classification.Rejected("unsupported schema version " + version.get() + " of " + type);
         }
-        List<String> violations;
         OrderCreated event;
         try {
-            violations = schema.get().violations(body);
-            if (!violations.isEmpty()) {
-                return new Classification.Rejected("invalid " + type + " v" + version.get() + ": " + String.join("; ", violations));
+            EventSchema.Validated validated = schema.get().validate(body);
+            if (!validated.violations().isEmpty()) {
+                return new Classification.Rejected("invalid " + type + " v" + version.get() + ": "
+                        + String.join("; ", validated.violations()));
             }
-            event = EventJson.read(body, OrderCreated.class);
+            event = validated.as(OrderCreated.class);
         } catch (IOException e) {
             return new Classification.Rejected("malformed JSON: " + firstLine(e.getMessage()));
         }

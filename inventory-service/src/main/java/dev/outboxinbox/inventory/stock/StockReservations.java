@@ -1,23 +1,37 @@
 package dev.outboxinbox.inventory.stock;
 
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.inventory.inbox.ReceivedEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Instant;
-import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.hibernate.Session;
 
 /**
- * The business effect of an order: every line reserved, or none and the order rejected.
+ * The business effect of orders: for each, every line reserved, or none and the order rejected.
+ * A batch of orders costs six statements, not six per order.
  *
- * <p>{@code MANDATORY}: it only runs inside the inbox handler's transaction, after the message id
- * was claimed, so no caller can apply an effect that bypasses deduplication.
+ * <p>{@code MANDATORY}: it only runs inside the inbox handler's transaction, after the message ids
+ * were claimed, so no caller can apply an effect that bypasses deduplication.
  *
  * <p>Policy: an unknown SKU, or a SKU listed twice, rejects the order as a business outcome (the
- * event is valid; we just cannot serve it). It is acked, not dead-lettered.
+ * event is valid; we cannot serve it). It is acked, not dead-lettered.
  */
 @ApplicationScoped
 public class StockReservations {
@@ -28,67 +42,156 @@ public class StockReservations {
         this.em = em;
     }
 
-    @Transactional(Transactional.TxType.MANDATORY)
-    public OrderOutcome.Status reserve(OrderCreated order, String messageId) {
-        // The order outcome's primary key is the effect's own unique key: a second event for this
-        // order (another message id) finds it taken and changes nothing.
-        int claimed = em.createNativeQuery("""
-                        INSERT INTO order_outcomes (order_id, status, message_id, decided_at)
-                        VALUES (?1, 'REJECTED', ?2, ?3) ON CONFLICT (order_id) DO NOTHING""")
-                .setParameter(1, order.orderId()).setParameter(2, messageId).setParameter(3, Instant.now())
-                .executeUpdate();
-        if (claimed == 0) {
-            return null;
-        }
-        String rejection = rejectionReason(order);
-        if (rejection != null) {
-            decide(order, OrderOutcome.Status.REJECTED, rejection);
-            return OrderOutcome.Status.REJECTED;
-        }
-        for (OrderCreated.Line line : order.lines()) {
-            em.createNativeQuery("UPDATE products SET reserved = reserved + ?1 WHERE sku = ?2")
-                    .setParameter(1, line.quantity()).setParameter(2, line.sku()).executeUpdate();
-            em.createNativeQuery("INSERT INTO reservations (order_id, sku, quantity) VALUES (?1, ?2, ?3)")
-                    .setParameter(1, order.orderId()).setParameter(2, line.sku()).setParameter(3, line.quantity())
-                    .executeUpdate();
-        }
-        decide(order, OrderOutcome.Status.RESERVED, null);
-        return OrderOutcome.Status.RESERVED;
+    private record Decision(UUID orderId, OrderOutcome.Status status, String reason) {
     }
 
     /**
-     * Locks the order's products in SKU order (so two transactions never wait on each other in a
-     * circle) and says why the order cannot be served, or null if every line can.
+     * @return per message id, the status it decided; a message whose order already had an outcome
+     *         (another message id for the same order) is absent: it changed nothing
      */
-    private String rejectionReason(OrderCreated order) {
-        Map<String, Integer> wanted = new HashMap<>();
-        for (OrderCreated.Line line : order.lines()) {
-            if (wanted.put(line.sku(), line.quantity()) != null) {
-                return "SKU " + line.sku() + " appears on more than one line";
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Map<String, OrderOutcome.Status> reserve(List<ReceivedEvent> events) {
+        return em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, events));
+    }
+
+    private Map<String, OrderOutcome.Status> reserve(Connection connection, List<ReceivedEvent> events) throws SQLException {
+        Map<String, OrderOutcome.Status> statuses = new LinkedHashMap<>();
+        if (events.isEmpty()) {
+            return statuses;
+        }
+        List<ReceivedEvent> owned = claimOrders(connection, events);
+        Map<String, Integer> available = lockProducts(connection, owned);
+
+        Map<String, Integer> reservedBySku = new TreeMap<>();
+        List<Object[]> reservations = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        for (ReceivedEvent received : owned) {
+            OrderCreated order = received.event();
+            String rejection = rejectionReason(order, available);
+            if (rejection == null) {
+                for (OrderCreated.Line line : order.lines()) {
+                    available.merge(line.sku(), -line.quantity(), Integer::sum);
+                    reservedBySku.merge(line.sku(), line.quantity(), Integer::sum);
+                    reservations.add(new Object[] {order.orderId(), line.sku(), line.quantity()});
+                }
+                decisions.add(new Decision(order.orderId(), OrderOutcome.Status.RESERVED, null));
+            } else {
+                decisions.add(new Decision(order.orderId(), OrderOutcome.Status.REJECTED, rejection));
+            }
+            statuses.put(received.messageId(), decisions.get(decisions.size() - 1).status());
+        }
+        updateStock(connection, reservedBySku);
+        insertReservations(connection, reservations);
+        recordDecisions(connection, decisions);
+        return statuses;
+    }
+
+    /**
+     * The outcome's primary key is the effect's own unique key: a second event for an order
+     * (another message id) finds it taken, and only the first message of an order in a batch owns it.
+     */
+    private List<ReceivedEvent> claimOrders(Connection connection, List<ReceivedEvent> events) throws SQLException {
+        Set<UUID> claimed = new HashSet<>();
+        try (PreparedStatement claim = connection.prepareStatement("""
+                INSERT INTO order_outcomes (order_id, status, message_id, decided_at)
+                SELECT order_id, 'REJECTED', message_id, ? FROM unnest(?::uuid[], ?::text[]) AS c(order_id, message_id)
+                ON CONFLICT (order_id) DO NOTHING
+                RETURNING order_id""")) {
+            claim.setTimestamp(1, Timestamp.from(Instant.now()));
+            claim.setArray(2, connection.createArrayOf("uuid", events.stream().map(e -> e.event().orderId()).toArray()));
+            claim.setArray(3, connection.createArrayOf("text", events.stream().map(ReceivedEvent::messageId).toArray()));
+            try (ResultSet rs = claim.executeQuery()) {
+                while (rs.next()) {
+                    claimed.add(rs.getObject(1, UUID.class));
+                }
             }
         }
-        List<String> skus = wanted.keySet().stream().sorted(Comparator.naturalOrder()).toList();
-        @SuppressWarnings("unchecked")
-        List<Object[]> rows = em.createNativeQuery(
-                        "SELECT sku, on_hand - reserved FROM products WHERE sku = ANY(?1) ORDER BY sku FOR UPDATE")
-                .setParameter(1, skus.toArray(String[]::new)).getResultList();
-        Map<String, Integer> available = new HashMap<>();
-        rows.forEach(row -> available.put((String) row[0], ((Number) row[1]).intValue()));
-        for (String sku : skus) {
-            Integer stock = available.get(sku);
-            if (stock == null) {
-                return "unknown SKU " + sku;
+        List<ReceivedEvent> owned = new ArrayList<>();
+        for (ReceivedEvent event : events) {
+            if (claimed.remove(event.event().orderId())) {
+                owned.add(event);
             }
-            if (stock < wanted.get(sku)) {
-                return "insufficient stock for " + sku + ": " + wanted.get(sku) + " wanted, " + stock + " available";
+        }
+        return owned;
+    }
+
+    /** Locks the products in SKU order, so two transactions never wait on each other in a circle. */
+    private Map<String, Integer> lockProducts(Connection connection, List<ReceivedEvent> owned) throws SQLException {
+        Set<String> skus = new java.util.TreeSet<>();
+        owned.forEach(e -> e.event().lines().forEach(line -> skus.add(line.sku())));
+        Map<String, Integer> available = new HashMap<>();
+        try (PreparedStatement lock = connection.prepareStatement(
+                "SELECT sku, on_hand - reserved FROM products WHERE sku = ANY(?) ORDER BY sku FOR UPDATE")) {
+            lock.setArray(1, connection.createArrayOf("text", skus.toArray()));
+            try (ResultSet rs = lock.executeQuery()) {
+                while (rs.next()) {
+                    available.put(rs.getString(1), rs.getInt(2));
+                }
+            }
+        }
+        return available;
+    }
+
+    private static String rejectionReason(OrderCreated order, Map<String, Integer> available) {
+        Set<String> seen = new HashSet<>();
+        for (OrderCreated.Line line : order.lines()) {
+            if (!seen.add(line.sku())) {
+                return "SKU " + line.sku() + " appears on more than one line";
+            }
+            Integer stock = available.get(line.sku());
+            if (stock == null) {
+                return "unknown SKU " + line.sku();
+            }
+            if (stock < line.quantity()) {
+                return "insufficient stock for " + line.sku() + ": " + line.quantity() + " wanted, " + stock + " available";
             }
         }
         return null;
     }
 
-    private void decide(OrderCreated order, OrderOutcome.Status status, String reason) {
-        em.createNativeQuery("UPDATE order_outcomes SET status = ?1, reason = ?2 WHERE order_id = ?3")
-                .setParameter(1, status.name()).setParameter(2, reason).setParameter(3, order.orderId())
-                .executeUpdate();
+    private static void updateStock(Connection connection, Map<String, Integer> reservedBySku) throws SQLException {
+        if (reservedBySku.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement update = connection.prepareStatement("""
+                UPDATE products p SET reserved = p.reserved + d.quantity
+                FROM unnest(?::text[], ?::int[]) AS d(sku, quantity) WHERE p.sku = d.sku""")) {
+            update.setArray(1, connection.createArrayOf("text", reservedBySku.keySet().toArray()));
+            update.setArray(2, connection.createArrayOf("int4", reservedBySku.values().toArray()));
+            update.executeUpdate();
+        }
+    }
+
+    private static void insertReservations(Connection connection, List<Object[]> reservations) throws SQLException {
+        if (reservations.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement insert = connection.prepareStatement("""
+                INSERT INTO reservations (order_id, sku, quantity)
+                SELECT * FROM unnest(?::uuid[], ?::text[], ?::int[])""")) {
+            insert.setArray(1, column(connection, "uuid", reservations, 0));
+            insert.setArray(2, column(connection, "text", reservations, 1));
+            insert.setArray(3, column(connection, "int4", reservations, 2));
+            insert.executeUpdate();
+        }
+    }
+
+    private static void recordDecisions(Connection connection, List<Decision> decisions) throws SQLException {
+        if (decisions.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement update = connection.prepareStatement("""
+                UPDATE order_outcomes o SET status = d.status, reason = d.reason
+                FROM unnest(?::uuid[], ?::text[], ?::text[]) AS d(order_id, status, reason)
+                WHERE o.order_id = d.order_id""")) {
+            update.setArray(1, connection.createArrayOf("uuid", decisions.stream().map(Decision::orderId).toArray()));
+            update.setArray(2, connection.createArrayOf("text", decisions.stream().map(d -> d.status().name()).toArray()));
+            update.setArray(3, connection.createArrayOf("text", decisions.stream().map(Decision::reason).toArray()));
+            update.executeUpdate();
+        }
+    }
+
+    private static Array column(Connection connection, String type, List<Object[]> rows, int index) throws SQLException {
+        return connection.createArrayOf(type, rows.stream().map(row -> row[index]).toArray());
     }
 }
