@@ -57,6 +57,16 @@ final class QueueProbe {
         return received;
     }
 
+    /** Everything that reached the queue so far: taken plus still waiting. Cheap, no message is moved. */
+    long arrived() {
+        try (Connection connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+             Channel channel = connection.createChannel()) {
+            return received.size() + channel.queueDeclarePassive(queue).getMessageCount();
+        } catch (Exception brokerDown) {
+            return received.size();
+        }
+    }
+
     List<String> messageIds() {
         synchronized (received) {
             return received.stream().map(r -> r.getProps().getMessageId()).toList();

@@ -48,16 +48,16 @@ final class RelayFixture {
         PostgresEndpoint pg = postgres();
         pg.recreateDatabase(SOURCE_DB);
         pg.recreateDatabase(OFFSETS_DB);
-        Flyway.configure()
-                .dataSource(pg.jdbcUrl(SOURCE_DB), pg.user(), pg.password())
-                .locations("filesystem:" + System.getProperty("order-service.migrations"))
-                .placeholders(Map.of("outbox_publication", "outbox_publication"))
-                .load().migrate();
         pg.execute("postgres",
                 "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
                         + "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + ROLE_PASSWORD + "'; END IF; END $$",
                 "ALTER DATABASE " + OFFSETS_DB + " OWNER TO " + ROLE);
-        pg.execute(SOURCE_DB, "GRANT SELECT ON outbox TO " + ROLE);
+        // order-service's own migrations, V2 of which grants the relay's role SELECT on the outbox.
+        Flyway.configure()
+                .dataSource(pg.jdbcUrl(SOURCE_DB), pg.user(), pg.password())
+                .locations("filesystem:" + System.getProperty("order-service.migrations"))
+                .placeholders(Map.of("outbox_publication", "outbox_publication", "relay_role", ROLE))
+                .load().migrate();
         rabbitMq().recreateVirtualHost(VHOST);
 
         RabbitMqEndpoint broker = rabbitMq();

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 /** The packaged relay stopped and killed mid-stream: nothing is lost, and a clean stop doubles nothing. */
 class RelayProcessIT {
 
-    private static final int EVENTS = 20_000;
-    private static final int TRANSACTIONS = 100;
+    private static final int EVENTS = 30_000;
+    private static final int TRANSACTIONS = 150;
     /** Stop or kill the relay once this many events are through: the producer is still writing then. */
     private static final int MID_STREAM = 2_000;
 
@@ -36,7 +36,7 @@ class RelayProcessIT {
         relay.awaitReady(Duration.ofSeconds(60));
         CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> queue.arrived() >= MID_STREAM);
         int exitCode = relay.stopGracefully();
         int beforeRestart = drainAll(queue);
         List<String> expected = writing.get(120, TimeUnit.SECONDS);
@@ -62,7 +62,7 @@ class RelayProcessIT {
         relay.awaitReady(Duration.ofSeconds(60));
         CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() >= MID_STREAM);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> queue.arrived() >= MID_STREAM);
         relay.kill();
         int beforeRestart = drainAll(queue);
         List<String> expected = writing.get(120, TimeUnit.SECONDS);

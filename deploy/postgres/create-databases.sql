@@ -1,0 +1,28 @@
+-- Databases and roles of the system, least privilege, idempotent. Run as a superuser with psql:
+--   psql -v order_password=… -v relay_password=… -v inventory_password=… -f deploy/postgres/create-databases.sql
+--
+--   order_service      owns database orders: runs its migrations, creates the outbox publication
+--   outbox_relay       REPLICATION; reads orders only through its slot, SELECT on outbox alone
+--                      (granted by order-service's migration V2); owns database outbox_relay (offsets)
+--   inventory_service  owns database inventory
+SELECT format('CREATE ROLE order_service LOGIN PASSWORD %L', :'order_password')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'order_service') \gexec
+SELECT format('CREATE ROLE outbox_relay LOGIN REPLICATION PASSWORD %L', :'relay_password')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'outbox_relay') \gexec
+SELECT format('CREATE ROLE inventory_service LOGIN PASSWORD %L', :'inventory_password')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'inventory_service') \gexec
+
+SELECT 'CREATE DATABASE orders OWNER order_service'
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'orders') \gexec
+SELECT 'CREATE DATABASE outbox_relay OWNER outbox_relay'
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'outbox_relay') \gexec
+SELECT 'CREATE DATABASE inventory OWNER inventory_service'
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'inventory') \gexec
+
+-- Only the owner and the relay may connect to orders.
+REVOKE CONNECT ON DATABASE orders FROM PUBLIC;
+GRANT CONNECT ON DATABASE orders TO order_service, outbox_relay;
+REVOKE CONNECT ON DATABASE inventory FROM PUBLIC;
+GRANT CONNECT ON DATABASE inventory TO inventory_service;
+REVOKE CONNECT ON DATABASE outbox_relay FROM PUBLIC;
+GRANT CONNECT ON DATABASE outbox_relay TO outbox_relay;
