@@ -80,13 +80,9 @@ public final class InventoryBenchmark {
                     List.of(new OrderCreated.Line("BENCH", 1)), Instant.now()));
         }
         long before = inboxRows(pg);
-        long start;
-        double publishRate;
-        try (java.sql.Connection lock = holdInbox(pg)) {
-            publishRate = publish(channel, batch, System.nanoTime());
-            lock.commit();
-            start = System.nanoTime();
-        }
+        Released released = publishHeldBack(channel, pg, batch);
+        long start = released.at();
+        double publishRate = released.publishRate();
         // An index lookup for the last event while it flows (a count would scan the table under the
         // service's feet), then the count once, to be exact.
         while (!applied(pg, batch.get(batch.size() - 1))) {
@@ -104,13 +100,9 @@ public final class InventoryBenchmark {
                 List.of(new OrderCreated.Line("BENCH", 1)), Instant.now());
         List<OrderCreated> again = new ArrayList<>(alreadyApplied);
         again.add(sentinel);
-        long start;
-        double publishRate;
-        try (java.sql.Connection lock = holdInbox(pg)) {
-            publishRate = publish(channel, again, System.nanoTime());
-            lock.commit();
-            start = System.nanoTime();
-        }
+        Released released = publishHeldBack(channel, pg, again);
+        long start = released.at();
+        double publishRate = released.publishRate();
         while (!applied(pg, sentinel)) {
             LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
         }
@@ -133,12 +125,22 @@ public final class InventoryBenchmark {
         return events.size() / ((System.nanoTime() - start) / 1e9);
     }
 
-    /** Blocks every inbox insert until the returned connection commits: the messages wait, warm service and all. */
-    private static java.sql.Connection holdInbox(PostgresEndpoint pg) throws Exception {
-        java.sql.Connection connection = pg.connect(DATABASE);
-        connection.setAutoCommit(false);
-        connection.createStatement().execute("LOCK TABLE inbox IN SHARE MODE");
-        return connection;
+    private record Released(long at, double publishRate) {
+    }
+
+    /**
+     * Publishes the events while a SHARE lock on the inbox table blocks every inbox insert, so they
+     * wait in the queue (the warm service takes none in), then releases the lock.
+     * @return when the lock was released, and how fast the events were published
+     */
+    private static Released publishHeldBack(Channel channel, PostgresEndpoint pg, List<OrderCreated> events) throws Exception {
+        try (java.sql.Connection lock = pg.connect(DATABASE)) {
+            lock.setAutoCommit(false);
+            lock.createStatement().execute("LOCK TABLE inbox IN SHARE MODE");
+            double publishRate = publish(channel, events, System.nanoTime());
+            lock.commit();
+            return new Released(System.nanoTime(), publishRate);
+        }
     }
 
     private static long inboxRows(PostgresEndpoint pg) throws Exception {

@@ -31,53 +31,58 @@ class RelayProcessIT {
 
     @Test
     void aRelayStoppedGracefullyMidStreamDeliversEveryEventExactlyOnceAfterRestart() throws Exception {
-        QueueProbe queue = QueueProbe.bindOrders("relay-it.graceful");
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-graceful.log");
-        relay.awaitReady(Duration.ofSeconds(60));
-        CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
+        Run run = interruptMidStream("graceful", ServiceProcess::stopGracefully);
 
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> queue.arrived() >= MID_STREAM);
-        int exitCode = relay.stopGracefully();
-        int beforeRestart = drainAll(queue);
-        List<String> expected = writing.get(120, TimeUnit.SECONDS);
-
-        ServiceProcess restarted = RelayProcess.start(config, "relay-it-graceful.log");
-        try {
-            awaitAllDelivered(queue, expected);
-        } finally {
-            restarted.stopGracefully();
-        }
-        System.out.printf("[graceful stop] exit code %d, %d delivered before the stop, %d after; %d distinct, %d duplicates%n",
-                exitCode, beforeRestart, queue.messageIds().size() - beforeRestart,
-                queue.deliveriesById().size(), queue.messageIds().size() - queue.deliveriesById().size());
-        assertThat(beforeRestart).as("the stop came mid-stream").isLessThan(EVENTS);
-        assertThat(queue.messageIds()).as("a graceful stop commits what it published: no event twice")
+        System.out.printf("[graceful stop] %d delivered before the stop, %d after; %d distinct, %d duplicates%n",
+                run.beforeRestart(), run.queue().messageIds().size() - run.beforeRestart(),
+                run.queue().deliveriesById().size(), run.duplicates());
+        assertThat(run.queue().messageIds()).as("a graceful stop commits what it published: no event twice")
                 .hasSize(EVENTS).doesNotHaveDuplicates();
     }
 
     @Test
     void aRelayKilledMidStreamLosesNothing() throws Exception {
-        QueueProbe queue = QueueProbe.bindOrders("relay-it.killed");
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-killed.log");
+        Run run = interruptMidStream("killed", ServiceProcess::kill);
+
+        System.out.printf("[kill -9] %d delivered before the kill; %d deliveries in all, %d distinct, %d duplicates%n",
+                run.beforeRestart(), run.queue().messageIds().size(), run.queue().deliveriesById().size(), run.duplicates());
+        assertThat(new HashSet<>(run.queue().messageIds())).containsExactlyInAnyOrderElementsOf(run.expected());
+    }
+
+    private interface Interruption {
+        void apply(ServiceProcess relay) throws Exception;
+    }
+
+    private record Run(QueueProbe queue, List<String> expected, int beforeRestart) {
+        int duplicates() {
+            return queue.messageIds().size() - queue.deliveriesById().size();
+        }
+    }
+
+    /**
+     * Starts the relay, writes events while it runs, interrupts it once {@value #MID_STREAM} have
+     * arrived, starts a new one and waits until every event written has arrived.
+     */
+    private Run interruptMidStream(String name, Interruption interruption) throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-it." + name);
+        String log = "relay-it-" + name + ".log";
+        ServiceProcess relay = RelayProcess.start(config, log);
         relay.awaitReady(Duration.ofSeconds(60));
         CompletableFuture<List<String>> writing = CompletableFuture.supplyAsync(RelayProcessIT::writeEvents);
 
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> queue.arrived() >= MID_STREAM);
-        relay.kill();
+        interruption.apply(relay);
         int beforeRestart = drainAll(queue);
         List<String> expected = writing.get(120, TimeUnit.SECONDS);
+        assertThat(beforeRestart).as("the relay was interrupted mid-stream").isLessThan(EVENTS);
 
-        ServiceProcess restarted = RelayProcess.start(config, "relay-it-killed.log");
+        ServiceProcess restarted = RelayProcess.start(config, log);
         try {
             awaitAllDelivered(queue, expected);
         } finally {
             restarted.stopGracefully();
         }
-        int duplicates = queue.messageIds().size() - queue.deliveriesById().size();
-        System.out.printf("[kill -9] %d delivered before the kill; %d deliveries in all, %d distinct, %d duplicates%n",
-                beforeRestart, queue.messageIds().size(), queue.deliveriesById().size(), duplicates);
-        assertThat(beforeRestart).as("the kill came mid-stream").isLessThan(EVENTS);
-        assertThat(new HashSet<>(queue.messageIds())).containsExactlyInAnyOrderElementsOf(expected);
+        return new Run(queue, expected, beforeRestart);
     }
 
     private static List<String> writeEvents() {

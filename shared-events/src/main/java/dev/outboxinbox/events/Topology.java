@@ -8,8 +8,9 @@ import java.util.Map;
  * <ul>
  *   <li>outbox-relay declares the exchange of each aggregate type it publishes to
  *       ({@value #ORDERS_EXCHANGE}, durable topic);</li>
- *   <li>inventory-service declares its queue, the dead-letter exchange and queue, and the binding:
- *       a consumer owns the queues it reads;</li>
+ *   <li>inventory-service declares its queue, the dead-letter exchange and queue, and the binding
+ *       (and the orders exchange it binds to, in case it starts before the relay): a consumer owns
+ *       the queues it reads;</li>
  *   <li>{@code deploy/rabbitmq/definitions.json} declares all of it for docker compose, so the
  *       relay never publishes into an exchange with no queue bound while inventory starts
  *       (a test keeps that file equal to this class).</li>

@@ -97,7 +97,7 @@ public class InboxBatcher {
                 for (int i = 0; i < batch.size(); i++) {
                     batch.get(i).outcome().complete(outcomes.get(i));
                 }
-                metrics.batchCommitted(batch.size(), outcomes);
+                metrics.batchCommitted(outcomes);
                 return;
             } catch (RuntimeException e) {
                 if (isTransient(e)) {

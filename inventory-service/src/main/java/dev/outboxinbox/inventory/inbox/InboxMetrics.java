@@ -14,7 +14,7 @@ public class InboxMetrics {
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
 
-    void batchCommitted(int size, List<Outcome> outcomes) {
+    void batchCommitted(List<Outcome> outcomes) {
         batches.incrementAndGet();
         for (Outcome outcome : outcomes) {
             if (outcome instanceof Outcome.Applied) {

@@ -8,6 +8,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.ZonedDateTime;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Emitter;
@@ -46,15 +47,16 @@ class DeadLetters {
         incoming.getContentType().ifPresent(metadata::withContentType);
         Log.warnf("Dead-lettering message %s (routing key %s): %s",
                 incoming.getMessageId().orElse("<no id>"), incoming.getRoutingKey(), reason);
-        java.util.concurrent.CompletableFuture<Void> confirmed = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> confirmed = new CompletableFuture<>();
+        // The emitted message is acked by the connector when the broker confirms it, nacked when it refuses.
         emitter.send(Message.of(original.getPayload(), Metadata.of(metadata.build()),
                 () -> {
                     confirmed.complete(null);
-                    return java.util.concurrent.CompletableFuture.completedFuture(null);
+                    return CompletableFuture.completedFuture(null);
                 },
                 failure -> {
                     confirmed.completeExceptionally(failure);
-                    return java.util.concurrent.CompletableFuture.completedFuture(null);
+                    return CompletableFuture.completedFuture(null);
                 }));
         return confirmed;
     }

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.hibernate.Session;
 
@@ -117,7 +118,7 @@ public class StockReservations {
 
     /** Locks the products in SKU order, so two transactions never wait on each other in a circle. */
     private Map<String, Integer> lockProducts(Connection connection, List<ReceivedEvent> owned) throws SQLException {
-        Set<String> skus = new java.util.TreeSet<>();
+        Set<String> skus = new TreeSet<>();
         owned.forEach(e -> e.event().lines().forEach(line -> skus.add(line.sku())));
         Map<String, Integer> available = new HashMap<>();
         try (PreparedStatement lock = connection.prepareStatement(
