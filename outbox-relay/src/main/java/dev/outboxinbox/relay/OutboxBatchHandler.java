@@ -27,6 +27,9 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     private final RelayStatus status;
     private final Backoff backoff;
     private final int attempts;
+    /** Held for the whole of a batch: publish, confirm, mark, commit. */
+    private final ReentrantLock inFlight = new ReentrantLock();
+    private volatile boolean draining;
 
     OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayConfig config) {
         this.publisher = publisher;
@@ -34,10 +37,6 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
         this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
         this.attempts = config.publishing().attempts();
     }
-
-    /** Held for the whole of a batch: publish, confirm, mark, commit. */
-    private final ReentrantLock inFlight = new ReentrantLock();
-    private volatile boolean draining;
 
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
