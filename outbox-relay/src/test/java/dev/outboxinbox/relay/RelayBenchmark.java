@@ -42,8 +42,9 @@ public final class RelayBenchmark {
         try (Connection connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
              Channel channel = connection.createChannel()) {
             // A relay runs for days: measure it warm. The warm-up is reported too, for honesty.
-            System.out.printf("warm-up (cold JIT): %,.0f events/s for 30,000 events in 30 transactions%n",
-                    drain(channel, 30_000, 30));
+            int warmUp = Integer.parseInt(System.getProperty("warmup", "100000"));
+            System.out.printf("warm-up (cold JIT): %,.0f events/s for %,d events in transactions of 1,000%n",
+                    drain(channel, warmUp, warmUp / 1000), warmUp);
             List<Double> rates = new ArrayList<>();
             for (int run = 1; run <= runs; run++) {
                 double rate1 = drain(channel, backlog, 1);
@@ -107,7 +108,7 @@ public final class RelayBenchmark {
             if (first == 0 && count > 0) {
                 first = System.nanoTime();
             }
-            LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
         } while (count < events);
         return events / ((System.nanoTime() - first) / 1e9);
     }
