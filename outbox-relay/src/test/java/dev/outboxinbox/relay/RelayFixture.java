@@ -82,6 +82,15 @@ final class RelayFixture {
         return config;
     }
 
+    /**
+     * Drops the relay's slot once the tests are done (the databases stay for inspection): an
+     * abandoned slot would pin WAL for the whole server until the next run.
+     */
+    static void dropSlot() {
+        postgres().execute("postgres", "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                + " WHERE slot_name = '" + SLOT + "' AND NOT active");
+    }
+
     /** Writes events to the outbox as the producer does, in one transaction; returns their ids. */
     static List<String> insertOrderCreated(int count, String traceparent) {
         try (Connection c = postgres().connect(SOURCE_DB)) {

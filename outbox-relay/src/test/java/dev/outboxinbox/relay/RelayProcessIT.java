@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,11 @@ class RelayProcessIT {
     @BeforeEach
     void freshWorld() {
         config = RelayFixture.prepare();
+    }
+
+    @AfterAll
+    static void dropTheSlot() {
+        RelayFixture.dropSlot();
     }
 
     @Test

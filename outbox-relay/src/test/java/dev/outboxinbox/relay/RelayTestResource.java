@@ -12,6 +12,7 @@ public class RelayTestResource implements QuarkusTestResourceLifecycleManager {
 
     @Override
     public void stop() {
-        // Left for inspection; the next run recreates it all.
+        // The relay has stopped with the application: its slot goes, the databases stay for inspection.
+        RelayFixture.dropSlot();
     }
 }
