@@ -11,6 +11,10 @@ SELECT format('CREATE ROLE outbox_relay LOGIN REPLICATION PASSWORD %L', :'relay_
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'outbox_relay') \gexec
 SELECT format('CREATE ROLE inventory_service LOGIN PASSWORD %L', :'inventory_password')
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'inventory_service') \gexec
+-- Passwords follow the configuration on every run (deploy/local/up), so changing .env is enough.
+ALTER ROLE order_service PASSWORD :'order_password';
+ALTER ROLE outbox_relay PASSWORD :'relay_password';
+ALTER ROLE inventory_service PASSWORD :'inventory_password';
 
 SELECT 'CREATE DATABASE orders OWNER order_service'
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'orders') \gexec

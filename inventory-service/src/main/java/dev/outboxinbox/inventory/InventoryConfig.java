@@ -13,6 +13,9 @@ public interface InventoryConfig {
     /** How long the inbox remembers a message id. */
     Inbox inbox();
 
+    /** Switches that break the guarantee on purpose. */
+    Unsafe unsafe();
+
     interface Processing {
         /** The most messages committed in one transaction. */
         @WithDefault("100")
@@ -50,5 +53,16 @@ public interface InventoryConfig {
         /** The most rows one purge transaction deletes. */
         @WithDefault("10000")
         int purgeBatchSize();
+    }
+
+    interface Unsafe {
+        /**
+         * Applies every delivery, duplicates included: the inbox does not decide and the outcome
+         * key does not guard. It exists for one reason: deploy/chaos's negative control, which
+         * must see its verifier report duplicate effects when the consumer is not idempotent.
+         * Never set it anywhere else ({@code INVENTORY_UNSAFE_DISABLE_DEDUPLICATION}).
+         */
+        @WithDefault("false")
+        boolean disableDeduplication();
     }
 }

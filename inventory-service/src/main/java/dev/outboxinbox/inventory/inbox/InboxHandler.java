@@ -1,8 +1,10 @@
 package dev.outboxinbox.inventory.inbox;
 
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.inventory.InventoryConfig;
 import dev.outboxinbox.inventory.stock.OrderOutcome;
 import dev.outboxinbox.inventory.stock.StockReservations;
+import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -29,10 +31,16 @@ public class InboxHandler {
 
     private final EntityManager em;
     private final StockReservations stock;
+    private final boolean deduplicate;
 
-    InboxHandler(EntityManager em, StockReservations stock) {
+    InboxHandler(EntityManager em, StockReservations stock, InventoryConfig config) {
         this.em = em;
         this.stock = stock;
+        this.deduplicate = !config.unsafe().disableDeduplication();
+        if (!deduplicate) {
+            Log.warn("UNSAFE: deduplication is disabled (inventory.unsafe.disable-deduplication): every delivery"
+                    + " takes effect, duplicates included. This is the fault-injection negative control, never a deployment.");
+        }
     }
 
     @Transactional
@@ -41,7 +49,7 @@ public class InboxHandler {
         List<ReceivedEvent> fresh = new ArrayList<>();
         for (ReceivedEvent received : batch) {
             // remove(): a message twice in one batch is new once, and a duplicate the second time.
-            if (claimed.remove(received.messageId())) {
+            if (claimed.remove(received.messageId()) || !deduplicate) {
                 fresh.add(received);
             }
         }

@@ -1,10 +1,17 @@
 package dev.outboxinbox.inventory.inbox;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Counts what the inbox did, for logs, tests and (later) a metrics endpoint. */
+/**
+ * Counts what the inbox did, for logs, tests and {@code /q/metrics}:
+ * {@code inventory_inbox_messages_total{outcome="applied|duplicate|poison"}},
+ * {@code inventory_inbox_transient_failures_total}, {@code inventory_inbox_batches_total}.
+ * Counters live as long as the process; the inbox table is the durable record.
+ */
 @ApplicationScoped
 public class InboxMetrics {
 
@@ -13,6 +20,23 @@ public class InboxMetrics {
     private final AtomicLong poison = new AtomicLong();
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
+
+    InboxMetrics(MeterRegistry registry) {
+        messages(registry, "applied", applied);
+        messages(registry, "duplicate", duplicates);
+        messages(registry, "poison", poison);
+        FunctionCounter.builder("inventory.inbox.transient.failures", transientFailures, AtomicLong::get)
+                .description("Batches that failed for a transient reason and were retried").register(registry);
+        FunctionCounter.builder("inventory.inbox.batches", batches, AtomicLong::get)
+                .description("Inbox transactions committed").register(registry);
+    }
+
+    private static void messages(MeterRegistry registry, String outcome, AtomicLong count) {
+        FunctionCounter.builder("inventory.inbox.messages", count, AtomicLong::get).tag("outcome", outcome)
+                .description("Messages by outcome: applied, duplicate (already in the inbox: acked without effect),"
+                        + " poison (dead-lettered with a reason)")
+                .register(registry);
+    }
 
     void batchCommitted(List<Outcome> outcomes) {
         batches.incrementAndGet();

@@ -54,6 +54,10 @@ public class OrderEventsConsumer {
             Log.warnf("Message %s goes back to the queue: %s", incoming.getMessageId().orElse("?"), failure.reason());
             return message.nack(new IllegalStateException(failure.reason()));
         }
+        if (outcome instanceof Outcome.Duplicate) {
+            // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
+            Log.infof("Duplicate message %s: already in the inbox, acked without effect", incoming.getMessageId().orElse("?"));
+        }
         return message.ack();
     }
 

@@ -1,6 +1,7 @@
 package dev.outboxinbox.inventory.stock;
 
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.inventory.InventoryConfig;
 import dev.outboxinbox.inventory.inbox.ReceivedEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -38,9 +39,12 @@ import org.hibernate.Session;
 public class StockReservations {
 
     private final EntityManager em;
+    /** Only for the fault-injection negative control: see {@link InventoryConfig.Unsafe}. */
+    private final boolean guardEffect;
 
-    StockReservations(EntityManager em) {
+    StockReservations(EntityManager em, InventoryConfig config) {
         this.em = em;
+        this.guardEffect = !config.unsafe().disableDeduplication();
     }
 
     private record Decision(UUID orderId, OrderOutcome.Status status, String reason) {
@@ -96,8 +100,8 @@ public class StockReservations {
         try (PreparedStatement claim = connection.prepareStatement("""
                 INSERT INTO order_outcomes (order_id, status, message_id, decided_at)
                 SELECT order_id, 'REJECTED', message_id, ? FROM unnest(?::uuid[], ?::text[]) AS c(order_id, message_id)
-                ON CONFLICT (order_id) DO NOTHING
-                RETURNING order_id""")) {
+                ON CONFLICT (order_id) %s
+                RETURNING order_id""".formatted(guardEffect ? "DO NOTHING" : "DO UPDATE SET message_id = excluded.message_id"))) {
             claim.setTimestamp(1, Timestamp.from(Instant.now()));
             claim.setArray(2, connection.createArrayOf("uuid", events.stream().map(e -> e.event().orderId()).toArray()));
             claim.setArray(3, connection.createArrayOf("text", events.stream().map(ReceivedEvent::messageId).toArray()));
@@ -163,13 +167,14 @@ public class StockReservations {
         }
     }
 
-    private static void insertReservations(Connection connection, List<Object[]> reservations) throws SQLException {
+    private void insertReservations(Connection connection, List<Object[]> reservations) throws SQLException {
         if (reservations.isEmpty()) {
             return;
         }
         try (PreparedStatement insert = connection.prepareStatement("""
                 INSERT INTO reservations (order_id, sku, quantity)
-                SELECT * FROM unnest(?::uuid[], ?::text[], ?::int[])""")) {
+                SELECT * FROM unnest(?::uuid[], ?::text[], ?::int[])"""
+                + (guardEffect ? "" : " ON CONFLICT (order_id, sku) DO UPDATE SET quantity = reservations.quantity + excluded.quantity"))) {
             insert.setArray(1, column(connection, "uuid", reservations, 0));
             insert.setArray(2, column(connection, "text", reservations, 1));
             insert.setArray(3, column(connection, "int4", reservations, 2));

@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# One image per service, built from this repository: docker compose builds it three times with
+# SERVICE=order-service|outbox-relay|inventory-service. The build stage does not depend on SERVICE,
+# so its layers are built once and shared by the three.
+
+FROM eclipse-temurin:17-jdk AS build
+WORKDIR /build
+COPY mvnw pom.xml ./
+COPY .mvn .mvn
+COPY shared-events shared-events
+# deploy holds modules of the reactor too (test infrastructure, system tests): Maven needs their poms.
+COPY deploy deploy
+COPY order-service order-service
+COPY outbox-relay outbox-relay
+COPY inventory-service inventory-service
+# The Maven repository is a BuildKit cache: a rebuild after a code change downloads nothing.
+RUN --mount=type=cache,target=/root/.m2 \
+    ./mvnw -B -ntp -q -pl order-service,outbox-relay,inventory-service -am package -DskipTests
+
+FROM eclipse-temurin:17-jre
+# curl for the compose health checks (GET /q/health/ready).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends curl \
+    && rm -rf /var/lib/apt/lists/*
+ARG SERVICE
+WORKDIR /app
+COPY --from=build --chown=185:0 /build/${SERVICE}/target/quarkus-app/ /app/
+USER 185
+# The JVM options the services are measured and tested with (deploy/local uses the same).
+ENV SERVICE_JAVA_OPTS="-Xmx512m -XX:+UseSerialGC"
+# exec: java is PID 1 and gets SIGTERM from docker stop, so the services shut down gracefully.
+ENTRYPOINT ["sh", "-c", "exec java $SERVICE_JAVA_OPTS -jar /app/quarkus-run.jar"]

@@ -1,0 +1,109 @@
+# Shared by deploy/local/up, down and status (and deploy/chaos). Source it; it defines no side effects.
+# The system on this machine's own PostgreSQL and RabbitMQ: the variables and topology of
+# docker-compose.yml, with the hosts at 127.0.0.1.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RUN_DIR=${LOCAL_RUN_DIR:-$ROOT/deploy/local/run}
+SERVICES=(order-service inventory-service outbox-relay)
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*"; }
+die() { log "$*" >&2; exit 1; }
+
+# .env.local, then .env; a variable already in the environment wins over both.
+load_env() {
+    local file line key
+    for file in "$ROOT/.env.local" "$ROOT/.env"; do
+        [[ -f $file ]] || continue
+        while IFS= read -r line || [[ -n $line ]]; do
+            [[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
+            key=${BASH_REMATCH[1]}
+            [[ -v $key ]] || export "$key=${BASH_REMATCH[2]}"
+        done < "$file"
+    done
+    export POSTGRES_HOST=${POSTGRES_HOST:-127.0.0.1} POSTGRES_PORT=${POSTGRES_PORT:-5432}
+    export RABBITMQ_HOST=${RABBITMQ_HOST:-127.0.0.1} RABBITMQ_PORT=${RABBITMQ_PORT:-5672}
+}
+
+check_service_name() {
+    local s
+    for s in "${SERVICES[@]}"; do [[ $s == "$1" ]] && return 0; done
+    die "unknown service '$1' (one of: ${SERVICES[*]})"
+}
+
+env_file() { echo "$ROOT/deploy/local/services/$1.env"; }
+port_of() { sed -n 's/^QUARKUS_HTTP_PORT=//p' "$(env_file "$1")"; }
+pid_file() { echo "$RUN_DIR/$1.pid"; }
+log_file() { echo "$RUN_DIR/logs/$1.log"; }
+jar_of() { echo "$ROOT/$1/target/quarkus-app/quarkus-run.jar"; }
+
+# The pid of the service if this runner started it and it still runs (a reused pid does not count).
+pid_of() {
+    local file pid
+    file=$(pid_file "$1")
+    [[ -f $file ]] || return 1
+    pid=$(<"$file")
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "$1/target/quarkus-app" || return 1
+    echo "$pid"
+}
+
+is_ready() { curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$(port_of "$1")/q/health/ready"; }
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Starts one service in the background with the variables of its env file; returns at once.
+start_service() {
+    local name=$1 pid port jar
+    if pid=$(pid_of "$name"); then
+        log "$name already running (pid $pid)"; return 0
+    fi
+    port=$(port_of "$name"); jar=$(jar_of "$name")
+    [[ -f $jar ]] || die "$jar is missing: build first (deploy/local/up builds)"
+    port_in_use "$port" && die "port $port is taken by another process; $name needs it"
+    mkdir -p "$RUN_DIR/logs"
+    (
+        set -a
+        # shellcheck disable=SC1090
+        source "$(env_file "$name")"
+        set +a
+        # shellcheck disable=SC2086
+        exec nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$jar" >> "$(log_file "$name")" 2>&1 < /dev/null
+    ) &
+    echo $! > "$(pid_file "$name")"
+    log "$name starting on port $port (pid $!, log $(log_file "$name"))"
+}
+
+# SIGTERM and wait (the services finish what they hold), or SIGKILL with --kill.
+stop_service() {
+    local name=$1 signal=${2:-TERM} pid deadline
+    if ! pid=$(pid_of "$name"); then
+        rm -f "$(pid_file "$name")"; return 0
+    fi
+    kill "-$signal" "$pid"
+    deadline=$((SECONDS + 60))
+    while kill -0 "$pid" 2>/dev/null; do
+        if ((SECONDS >= deadline)); then
+            log "$name (pid $pid) still running 60 s after SIG$signal; killing it"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        sleep 0.2
+    done
+    rm -f "$(pid_file "$name")"
+    log "$name stopped (SIG$signal, pid $pid)"
+}
+
+await_ready() { # await_ready <seconds> <service...>
+    local seconds=$1 name; shift
+    local deadline=$((SECONDS + seconds))
+    for name in "$@"; do
+        until is_ready "$name"; do
+            pid_of "$name" >/dev/null || { tail -n 30 "$(log_file "$name")" >&2; die "$name exited; its log ends above"; }
+            if ((SECONDS >= deadline)); then
+                tail -n 30 "$(log_file "$name")" >&2
+                curl -sS --max-time 2 "http://127.0.0.1:$(port_of "$name")/q/health/ready" >&2 || true
+                die "$name not ready after ${seconds}s; its log ends above"
+            fi
+            sleep 0.5
+        done
+        log "$name ready on http://localhost:$(port_of "$name")"
+    done
+}

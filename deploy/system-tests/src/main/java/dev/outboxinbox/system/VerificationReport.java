@@ -1,0 +1,74 @@
+package dev.outboxinbox.system;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a run came to. {@link #passed()} only if there is no violation at all: no lost order or
+ * event, no duplicate effect, no phantom, and convergence within the bound.
+ *
+ * @param requests            orders requested through HTTP, by final result (OK, FAILED, UNKNOWN)
+ * @param committedOrders     orders in order-service's database
+ * @param eventsPublished     outbox rows: events the relay must deliver at least once
+ * @param eventsInInbox       distinct event ids inventory-service recorded (each took effect once)
+ * @param duplicatesAbsorbed  deliveries the inbox recognised as already seen (from inventory's log or metrics)
+ * @param duplicateEffects    orders whose effect was applied more than once (or a SKU reserved beyond its orders)
+ * @param lost                committed orders with no outcome in inventory, plus acknowledged orders that do not exist
+ * @param phantoms            effects without a committed order, and failed requests that committed
+ * @param deadLetters         messages in the dead-letter queue; {@code expectedDeadLetters} were injected as poison
+ * @param convergedMillis     time from the end of the load until everything was delivered and settled, or -1
+ * @param faults              the faults injected, in order (chaos runs)
+ * @param violations          each broken rule, with up to ten examples
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record VerificationReport(Map<String, Long> requests, long committedOrders, long eventsPublished, long eventsInInbox,
+                                 Long duplicatesAbsorbed, long duplicateEffects, long lost, long phantoms,
+                                 long deadLetters, long expectedDeadLetters, long deliveredMillis, long convergedMillis, long convergenceBoundMillis,
+                                 List<String> faults, List<String> violations) {
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    public boolean passed() {
+        return violations.isEmpty();
+    }
+
+    public VerificationReport withFaults(List<String> injected) {
+        return new VerificationReport(requests, committedOrders, eventsPublished, eventsInInbox, duplicatesAbsorbed,
+                duplicateEffects, lost, phantoms, deadLetters, expectedDeadLetters, deliveredMillis, convergedMillis, convergenceBoundMillis,
+                List.copyOf(injected), violations);
+    }
+
+    public String toJson() {
+        try {
+            return JSON.writeValueAsString(this);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public String toText() {
+        StringBuilder text = new StringBuilder();
+        text.append("requests             ").append(requests).append('\n');
+        text.append("committed orders     ").append(committedOrders).append('\n');
+        text.append("events published     ").append(eventsPublished).append('\n');
+        text.append("events in inbox      ").append(eventsInInbox).append('\n');
+        text.append("duplicates absorbed  ").append(duplicatesAbsorbed == null ? "n/a" : duplicatesAbsorbed).append('\n');
+        text.append("duplicate effects    ").append(duplicateEffects).append('\n');
+        text.append("lost                 ").append(lost).append('\n');
+        text.append("phantoms             ").append(phantoms).append('\n');
+        text.append("dead letters         ").append(deadLetters).append(" (injected poison: ").append(expectedDeadLetters).append(")\n");
+        text.append("time to deliver      ").append(deliveredMillis < 0 ? "NOT DELIVERED" : deliveredMillis + " ms").append('\n');
+        text.append("time to converge     ").append(convergedMillis < 0 ? "NOT CONVERGED" : convergedMillis + " ms")
+                .append(" (bound ").append(convergenceBoundMillis).append(" ms)\n");
+        if (faults != null) {
+            text.append("faults injected      ").append(faults.size()).append('\n');
+            faults.forEach(f -> text.append("  ").append(f).append('\n'));
+        }
+        text.append(passed() ? "PASSED: no violation\n" : "FAILED: " + violations.size() + " violation(s)\n");
+        violations.forEach(v -> text.append("  - ").append(v).append('\n'));
+        return text.toString();
+    }
+}

@@ -1,0 +1,361 @@
+package dev.outboxinbox.system;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.Topology;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * Checks a run against the databases and the broker, never against what the services say about
+ * themselves. order-service's database is the truth of what was committed; inventory-service's
+ * tables are the effects. It can fail, and its tests make it fail (VerifierTest):
+ * <ul>
+ *   <li><b>lost</b>: a committed order without an outcome, an acknowledged (201) order that does
+ *       not exist, a committed order without its outbox event;</li>
+ *   <li><b>duplicate effect</b>: an order whose reservations exceed its lines, a rejected order
+ *       holding stock, a SKU reserved beyond the sum of its reserved orders;</li>
+ *   <li><b>phantom</b>: an outcome or inbox entry without a committed order or event, or a request
+ *       that definitely failed (4xx, never connected) and committed anyway;</li>
+ *   <li>the dead-letter queue holding anything but the poison that was injected;</li>
+ *   <li>no convergence within the bound: queue drained, every committed order decided, the relay's
+ *       slot confirmed past the end of the load.</li>
+ * </ul>
+ */
+public final class Verifier {
+
+    private static final int EXAMPLES = 10;
+
+    private final SystemUnderTest system;
+
+    public Verifier(SystemUnderTest system) {
+        this.system = system;
+    }
+
+    /** Where the WAL is now: once the relay's slot confirmed past it, every event written before was delivered. */
+    public String walPosition() {
+        try (var c = system.orders().connect(); Statement sql = c.createStatement();
+             ResultSet rs = sql.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read the WAL position from " + system.orders(), e);
+        }
+    }
+
+    /** A cheap look at how far delivery has come. */
+    public record Convergence(int committed, int undecided, long queued, long deadLetters, boolean slotCaughtUp) {
+
+        boolean settled(long expectedDeadLetters) {
+            return undecided == 0 && queued == 0 && deadLetters == expectedDeadLetters && slotCaughtUp;
+        }
+
+        @Override
+        public String toString() {
+            return "%d committed, %d undecided, %d queued, %d dead letters, slot %s"
+                    .formatted(committed, undecided, queued, deadLetters, slotCaughtUp ? "caught up" : "behind");
+        }
+    }
+
+    public Convergence convergence(String walTarget) throws Exception {
+        Set<UUID> undecided = uuids(system.orders(), "SELECT id FROM orders");
+        int committed = undecided.size();
+        undecided.removeAll(uuids(system.inventory(), "SELECT order_id FROM order_outcomes"));
+        long[] depth = queueDepths();
+        return new Convergence(committed, undecided.size(), depth[0], depth[1], slotConfirmedPast(walTarget));
+    }
+
+    /**
+     * How long delivery took after the load: until every committed order was decided and the
+     * queue was empty, and until everything settled (dead letters in place, the relay's slot
+     * confirmed past the end of the load, which may wait for the relay's next heartbeat). -1: not within the bound.
+     */
+    public record Settling(long deliveredMillis, long settledMillis) {
+    }
+
+    /** Waits until everything written before {@code walTarget} has been delivered and settled. */
+    public Settling awaitConvergence(String walTarget, long expectedDeadLetters, Duration bound, Consumer<String> progress) {
+        long start = System.nanoTime();
+        long lastReport = 0;
+        long delivered = -1;
+        String last = "nothing read yet";
+        while (true) {
+            long elapsed = (System.nanoTime() - start) / 1_000_000;
+            try {
+                Convergence state = convergence(walTarget);
+                last = state.toString();
+                if (delivered < 0 && state.undecided() == 0 && state.queued() == 0) {
+                    delivered = elapsed;
+                }
+                if (state.settled(expectedDeadLetters)) {
+                    progress.accept("converged after " + elapsed + " ms (all decided after " + delivered + " ms): " + state);
+                    return new Settling(delivered, elapsed);
+                }
+            } catch (Exception e) {
+                last = "cannot read the state: " + e.getMessage(); // a database or the broker may still be restarting
+            }
+            if (elapsed > bound.toMillis()) {
+                progress.accept("NOT converged within " + bound.toMillis() + " ms: " + last);
+                return new Settling(delivered, -1);
+            }
+            if (elapsed - lastReport >= 5_000) {
+                lastReport = elapsed;
+                progress.accept("draining (" + elapsed / 1000 + " s): " + last);
+            }
+            LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
+        }
+    }
+
+    /**
+     * The full check.
+     * @param requests           what the load generator recorded (empty if orders came from elsewhere)
+     * @param injectedPoison     message ids published as poison: exactly these belong in the dead-letter queue
+     * @param duplicatesAbsorbed deliveries the inbox recognised as duplicates, if known
+     * @param settling           from {@link #awaitConvergence}
+     */
+    public VerificationReport verify(List<OrderLoad.Request> requests, Set<String> injectedPoison, Long duplicatesAbsorbed,
+                                     Settling settling, Duration bound) throws Exception {
+        Violations violations = new Violations();
+
+        // The truth: what order-service committed.
+        Set<UUID> committed = uuids(system.orders(), "SELECT id FROM orders");
+        Map<UUID, Map<String, Integer>> lines = quantities(system.orders(), "SELECT order_id, sku, quantity FROM order_lines");
+        Map<String, UUID> keys = new HashMap<>();
+        query(system.orders(), "SELECT idempotency_key, order_id FROM idempotency_keys",
+                rs -> keys.put(rs.getString(1), rs.getObject(2, UUID.class)));
+        Map<String, UUID> outbox = new HashMap<>();
+        query(system.orders(), "SELECT id::text, aggregateid FROM outbox",
+                rs -> outbox.put(rs.getString(1), UUID.fromString(rs.getString(2))));
+
+        // The effects: what inventory-service did.
+        Map<UUID, String> outcomes = new HashMap<>();
+        Map<UUID, String> outcomeMessages = new HashMap<>();
+        query(system.inventory(), "SELECT order_id, status, message_id FROM order_outcomes", rs -> {
+            outcomes.put(rs.getObject(1, UUID.class), rs.getString(2));
+            outcomeMessages.put(rs.getObject(1, UUID.class), rs.getString(3));
+        });
+        Map<UUID, Map<String, Integer>> reservations = quantities(system.inventory(), "SELECT order_id, sku, quantity FROM reservations");
+        Map<String, Integer> reservedBySku = new TreeMap<>();
+        query(system.inventory(), "SELECT sku, reserved FROM products", rs -> reservedBySku.put(rs.getString(1), rs.getInt(2)));
+        Set<String> inbox = new HashSet<>();
+        query(system.inventory(), "SELECT message_id FROM inbox", rs -> inbox.add(rs.getString(1)));
+        List<String> deadLetterIds = deadLetterIds();
+
+        // Requests: an acknowledged order exists; a definite failure wrote nothing.
+        Map<String, Long> byResult = new TreeMap<>();
+        for (OrderLoad.Request request : requests) {
+            byResult.merge(request.result().name(), 1L, Long::sum);
+            if (request.result() == OrderLoad.Result.OK && !committed.contains(request.orderId())) {
+                violations.lost("acknowledged order does not exist", request.orderId());
+            }
+            if (request.result() == OrderLoad.Result.OK && !request.orderId().equals(keys.get(request.idempotencyKey()))) {
+                violations.other("Idempotency-Key " + request.idempotencyKey() + " does not lead to the acknowledged order");
+            }
+            if (request.result() == OrderLoad.Result.FAILED && keys.containsKey(request.idempotencyKey())) {
+                violations.phantom("request failed definitely but committed", request.idempotencyKey());
+            }
+        }
+
+        // Source: every committed order has its event, in the same transaction.
+        Set<UUID> withEvent = new HashSet<>(outbox.values());
+        for (UUID order : committed) {
+            if (!withEvent.contains(order)) {
+                violations.lost("committed order has no outbox event", order);
+            }
+        }
+
+        // Delivery: every committed order decided; nothing decided that was not committed.
+        for (UUID order : committed) {
+            if (!outcomes.containsKey(order)) {
+                violations.lost("committed order has no outcome in inventory", order);
+            }
+        }
+        for (Map.Entry<UUID, String> outcome : outcomes.entrySet()) {
+            if (!committed.contains(outcome.getKey())) {
+                violations.phantom("outcome for an order that was never committed", outcome.getKey());
+            } else if (!outbox.containsKey(outcomeMessages.get(outcome.getKey()))) {
+                violations.phantom("outcome decided by a message that is not an outbox event", outcome.getKey());
+            }
+        }
+        for (String messageId : inbox) {
+            if (!outbox.containsKey(messageId)) {
+                violations.phantom("inbox holds a message id that is not an outbox event", messageId);
+            }
+        }
+
+        // Effects: each order's effect exactly once; stock = what the reserved orders add up to.
+        Map<String, Integer> expectedBySku = new TreeMap<>();
+        for (Map.Entry<UUID, String> outcome : outcomes.entrySet()) {
+            UUID order = outcome.getKey();
+            Map<String, Integer> held = reservations.getOrDefault(order, Map.of());
+            Map<String, Integer> ordered = lines.getOrDefault(order, Map.of());
+            if ("RESERVED".equals(outcome.getValue())) {
+                ordered.forEach((sku, quantity) -> expectedBySku.merge(sku, quantity, Integer::sum));
+                if (exceeds(held, ordered)) {
+                    violations.duplicateEffect("order reserved more than it ordered", order + " holds " + held + ", ordered " + ordered);
+                } else if (!held.equals(ordered)) {
+                    violations.other("reserved order " + order + " holds " + held + ", ordered " + ordered);
+                }
+            } else if (!held.isEmpty()) {
+                violations.duplicateEffect("rejected order holds stock", order + " holds " + held);
+            }
+        }
+        for (String sku : reservedBySku.keySet()) {
+            int reserved = reservedBySku.get(sku);
+            int expected = expectedBySku.getOrDefault(sku, 0);
+            if (reserved > expected) {
+                violations.duplicateEffect("SKU reserved beyond its reserved orders", sku + ": " + reserved + " reserved, orders add up to " + expected);
+            } else if (reserved < expected) {
+                violations.other("stock of " + sku + " reserved " + reserved + ", its reserved orders add up to " + expected);
+            }
+        }
+
+        // Dead letters: exactly the injected poison.
+        Set<String> parked = new TreeSet<>(deadLetterIds);
+        if (parked.size() != deadLetterIds.size()) {
+            violations.other("a message was dead-lettered more than once: " + deadLetterIds.size() + " dead letters, "
+                    + parked.size() + " distinct");
+        }
+        for (String id : parked) {
+            if (!injectedPoison.contains(id)) {
+                violations.other("dead-lettered but not injected as poison: " + id);
+            }
+        }
+        for (String id : injectedPoison) {
+            if (!parked.contains(id)) {
+                violations.other("injected poison is not in the dead-letter queue: " + id);
+            }
+        }
+
+        if (settling.settledMillis() < 0) {
+            violations.other("did not converge within " + bound.toMillis() + " ms");
+        }
+        return new VerificationReport(byResult, committed.size(), outbox.size(), inbox.size(), duplicatesAbsorbed,
+                violations.duplicateEffects, violations.lost, violations.phantoms, deadLetterIds.size(), injectedPoison.size(),
+                settling.deliveredMillis(), settling.settledMillis(), bound.toMillis(), null, violations.list());
+    }
+
+    private static boolean exceeds(Map<String, Integer> held, Map<String, Integer> ordered) {
+        return held.entrySet().stream().anyMatch(e -> e.getValue() > ordered.getOrDefault(e.getKey(), 0));
+    }
+
+    /** Violations grouped by rule, each with a count and up to ten examples. */
+    private static final class Violations {
+        private final Map<String, List<Object>> examples = new LinkedHashMap<>();
+        private final Map<String, Long> counts = new LinkedHashMap<>();
+        long lost;
+        long duplicateEffects;
+        long phantoms;
+
+        void lost(String rule, Object example) {
+            lost++;
+            add("LOST: " + rule, example);
+        }
+
+        void duplicateEffect(String rule, Object example) {
+            duplicateEffects++;
+            add("DUPLICATE EFFECT: " + rule, example);
+        }
+
+        void phantom(String rule, Object example) {
+            phantoms++;
+            add("PHANTOM: " + rule, example);
+        }
+
+        void other(String rule) {
+            add(rule, null);
+        }
+
+        private void add(String rule, Object example) {
+            counts.merge(rule, 1L, Long::sum);
+            List<Object> list = examples.computeIfAbsent(rule, r -> new ArrayList<>());
+            if (example != null && list.size() < EXAMPLES) {
+                list.add(example);
+            }
+        }
+
+        List<String> list() {
+            return counts.entrySet().stream()
+                    .map(e -> e.getKey() + (e.getValue() > 1 ? " × " + e.getValue() : "")
+                            + (examples.get(e.getKey()).isEmpty() ? "" : ", e.g. " + examples.get(e.getKey())))
+                    .collect(Collectors.toList());
+        }
+    }
+
+    private boolean slotConfirmedPast(String walTarget) throws SQLException {
+        try (var c = system.orders().connect();
+             PreparedStatement query = c.prepareStatement(
+                     "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?")) {
+            query.setString(1, walTarget);
+            query.setString(2, system.relaySlot());
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Messages ready in the inventory queue and in its dead-letter queue. */
+    private long[] queueDepths() throws Exception {
+        try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
+             Channel channel = connection.createChannel()) {
+            return new long[] {
+                    channel.queueDeclarePassive(Topology.INVENTORY_QUEUE).getMessageCount(),
+                    channel.queueDeclarePassive(Topology.INVENTORY_DEAD_LETTER_QUEUE).getMessageCount()};
+        }
+    }
+
+    /** The message ids in the dead-letter queue, read without taking them (they go back on close). */
+    private List<String> deadLetterIds() throws Exception {
+        List<String> ids = new ArrayList<>();
+        try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
+             Channel channel = connection.createChannel()) {
+            for (GetResponse message; (message = channel.basicGet(Topology.INVENTORY_DEAD_LETTER_QUEUE, false)) != null; ) {
+                ids.add(Objects.requireNonNullElse(message.getProps().getMessageId(), "(no message id)"));
+            }
+        }
+        return ids;
+    }
+
+    private interface Row {
+        void read(ResultSet rs) throws SQLException;
+    }
+
+    private static void query(Database database, String sql, Row row) throws SQLException {
+        try (var c = database.connect(); Statement statement = c.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            while (rs.next()) {
+                row.read(rs);
+            }
+        }
+    }
+
+    private static Set<UUID> uuids(Database database, String sql) throws SQLException {
+        Set<UUID> ids = new HashSet<>();
+        query(database, sql, rs -> ids.add(rs.getObject(1, UUID.class)));
+        return ids;
+    }
+
+    private static Map<UUID, Map<String, Integer>> quantities(Database database, String sql) throws SQLException {
+        Map<UUID, Map<String, Integer>> byOrder = new HashMap<>();
+        query(database, sql, rs -> byOrder.computeIfAbsent(rs.getObject(1, UUID.class), o -> new TreeMap<>())
+                .merge(rs.getString(2), rs.getInt(3), Integer::sum));
+        return byOrder;
+    }
+}

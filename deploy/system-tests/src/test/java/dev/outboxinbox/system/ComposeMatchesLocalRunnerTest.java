@@ -1,0 +1,137 @@
+package dev.outboxinbox.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * docker-compose.yml and deploy/local run the same system: the same services, on the same ports,
+ * with the same variables and values (the hosts aside: postgres and rabbitmq in compose,
+ * ${POSTGRES_HOST} and ${RABBITMQ_HOST} locally). Change one without the other and this fails.
+ */
+class ComposeMatchesLocalRunnerTest {
+
+    private static final Path ROOT = Path.of(System.getProperty("repository.root", "../.."));
+    private static final Pattern ASSIGNMENT = Pattern.compile("^([A-Z_][A-Z0-9_]*)=(.*)$");
+    /** How a local value reads once its host and port variables are replaced by compose's names. */
+    private static final Map<String, String> LOCAL_TO_COMPOSE = Map.of(
+            "${POSTGRES_HOST}", "postgres", "${POSTGRES_PORT}", "5432",
+            "${RABBITMQ_HOST}", "rabbitmq", "${RABBITMQ_PORT}", "5672");
+
+    @Test
+    void theSameServicesRunInBoth() throws IOException {
+        assertThat(composeApplicationServices().keySet()).isEqualTo(localServices());
+    }
+
+    @Test
+    void eachServiceHasTheSameVariablesAndValues() throws IOException {
+        Map<String, Map<String, Object>> compose = composeApplicationServices();
+        for (String service : localServices()) {
+            Map<String, String> inCompose = new TreeMap<>();
+            asMap(compose.get(service).get("environment")).forEach((k, v) -> inCompose.put(k, String.valueOf(v)));
+            assertThat(inCompose).as("environment of %s in docker-compose.yml vs deploy/local/services/%s.env", service, service)
+                    .isEqualTo(localEnvironment(service));
+        }
+    }
+
+    @Test
+    void eachServiceIsPublishedOnThePortItListensOn() throws IOException {
+        Map<String, Map<String, Object>> compose = composeApplicationServices();
+        for (String service : localServices()) {
+            String port = localEnvironment(service).get("QUARKUS_HTTP_PORT");
+            assertThat(port).as("%s's port in deploy/local", service).isNotBlank();
+            List<String> ports = ((List<?>) compose.get(service).get("ports")).stream().map(String::valueOf).toList();
+            assertThat(ports).as("%s's ports in docker-compose.yml", service).containsExactly(port + ":" + port);
+        }
+        assertThat(localServices().stream().map(s -> {
+            try {
+                return localEnvironment(s).get("QUARKUS_HTTP_PORT");
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        })).as("the local runner's ports").containsExactlyInAnyOrder("8081", "8082", "8083");
+    }
+
+    @Test
+    void everyCredentialComesFromTheEnvFileAndExistsThere() throws IOException {
+        Set<String> defined = Files.readAllLines(ROOT.resolve(".env")).stream()
+                .map(ASSIGNMENT::matcher).filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toSet());
+        Pattern reference = Pattern.compile("\\$\\{([A-Z_][A-Z0-9_]*)}");
+        Matcher used = reference.matcher(Files.readString(ROOT.resolve("docker-compose.yml")));
+        while (used.find()) {
+            assertThat(defined).as("docker-compose.yml uses ${%s}: .env must define it", used.group(1)).contains(used.group(1));
+        }
+        for (String service : localServices()) {
+            for (String value : localEnvironment(service).values()) {
+                Matcher inLocal = reference.matcher(value);
+                while (inLocal.find()) {
+                    assertThat(defined).as("deploy/local/services/%s.env uses ${%s}", service, inLocal.group(1))
+                            .contains(inLocal.group(1));
+                }
+            }
+        }
+        Map<String, Map<String, Object>> compose = composeApplicationServices();
+        compose.forEach((service, definition) -> asMap(definition.get("environment")).forEach((key, value) -> {
+            if (key.endsWith("PASSWORD")) {
+                assertThat(String.valueOf(value)).as("%s of %s comes from .env", key, service).matches("\\$\\{[A-Z_]+}");
+            }
+        }));
+    }
+
+    /** The services compose builds from this repository's Dockerfile: the application services. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Map<String, Object>> composeApplicationServices() throws IOException {
+        Map<String, Object> file;
+        try (Reader reader = Files.newBufferedReader(ROOT.resolve("docker-compose.yml"))) {
+            file = new Yaml().load(reader);
+        }
+        Map<String, Map<String, Object>> services = new TreeMap<>();
+        ((Map<String, Object>) file.get("services")).forEach((name, definition) -> {
+            Map<String, Object> service = (Map<String, Object>) definition;
+            if (service.containsKey("build")) {
+                services.put(name, service);
+            }
+        });
+        return services;
+    }
+
+    private static Set<String> localServices() throws IOException {
+        try (Stream<Path> files = Files.list(ROOT.resolve("deploy/local/services"))) {
+            return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".env"))
+                    .map(n -> n.substring(0, n.length() - ".env".length())).collect(Collectors.toCollection(java.util.TreeSet::new));
+        }
+    }
+
+    private static Map<String, String> localEnvironment(String service) throws IOException {
+        Map<String, String> environment = new TreeMap<>();
+        for (String line : Files.readAllLines(ROOT.resolve("deploy/local/services/" + service + ".env"))) {
+            Matcher assignment = ASSIGNMENT.matcher(line.trim());
+            if (assignment.matches()) {
+                String value = assignment.group(2);
+                for (Map.Entry<String, String> host : LOCAL_TO_COMPOSE.entrySet()) {
+                    value = value.replace(host.getKey(), host.getValue());
+                }
+                environment.put(assignment.group(1), value);
+            }
+        }
+        return environment;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(Object environment) {
+        return environment == null ? Map.of() : (Map<String, Object>) environment;
+    }
+}

@@ -1,0 +1,237 @@
+package dev.outboxinbox.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.testing.PostgresEndpoint;
+import dev.outboxinbox.testing.RabbitMqEndpoint;
+import dev.outboxinbox.testing.RealServices;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A verifier that cannot fail proves nothing. Each test writes a state straight into real
+ * databases (migrated by the services' own migrations) and a real broker, as a broken system would
+ * leave it, and checks the verifier names the violation; and that a sound state passes.
+ */
+class VerifierTest {
+
+    private static final String ORDERS_DB = "verifier_orders";
+    private static final String INVENTORY_DB = "verifier_inventory";
+    private static final String SLOT = "test_verifier";
+    private static final String VHOST = "verifier-test";
+    private static final Verifier.Settling SETTLED = new Verifier.Settling(0, 0);
+
+    private final PostgresEndpoint pg = RealServices.postgres();
+    private final RabbitMqEndpoint broker = RealServices.rabbitMq();
+    private Verifier verifier;
+    private final List<OrderLoad.Request> requests = new ArrayList<>();
+
+    @BeforeEach
+    void freshSystemState() throws Exception {
+        pg.recreateDatabase(ORDERS_DB);
+        pg.recreateDatabase(INVENTORY_DB);
+        migrate(ORDERS_DB, "order-service", Map.of("outbox_publication", "outbox_publication", "relay_role", "nobody"));
+        migrate(INVENTORY_DB, "inventory-service", Map.of());
+        pg.execute(ORDERS_DB, "SELECT pg_create_logical_replication_slot('" + SLOT + "', 'pgoutput')");
+        broker.recreateVirtualHost(VHOST);
+        try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
+            channel.queueDeclare(Topology.INVENTORY_QUEUE, true, false, false, Topology.inventoryQueueArguments());
+            channel.queueDeclare(Topology.INVENTORY_DEAD_LETTER_QUEUE, true, false, false, Topology.deadLetterQueueArguments());
+        }
+        verifier = new Verifier(new SystemUnderTest(null, null,
+                new Database(pg.jdbcUrl(ORDERS_DB), pg.user(), pg.password()),
+                new Database(pg.jdbcUrl(INVENTORY_DB), pg.user(), pg.password()),
+                SLOT, new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password())));
+    }
+
+    @AfterAll
+    static void dropSlot() {
+        RealServices.postgres().execute("postgres", "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                + " WHERE slot_name = '" + SLOT + "'");
+    }
+
+    @Test
+    void aSoundRunPasses() throws Exception {
+        UUID reserved = order(Map.of("SKU-APPLE", 2, "SKU-PEAR", 1));
+        reserve(reserved, Map.of("SKU-APPLE", 2, "SKU-PEAR", 1));
+        UUID rejected = order(Map.of("SKU-DURIAN", 1));
+        reject(rejected);
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.violations()).as(report.toText()).isEmpty();
+        assertThat(report.passed()).isTrue();
+        assertThat(report.committedOrders()).isEqualTo(2);
+        assertThat(report.eventsPublished()).isEqualTo(2);
+        assertThat(report.eventsInInbox()).isEqualTo(2);
+    }
+
+    @Test
+    void anEffectAppliedTwiceIsADuplicateEffect() throws Exception {
+        UUID order = order(Map.of("SKU-APPLE", 3));
+        reserve(order, Map.of("SKU-APPLE", 3));
+        // What a consumer without deduplication does with a redelivery.
+        pg.execute(INVENTORY_DB, "UPDATE reservations SET quantity = quantity + 3 WHERE order_id = '" + order + "'",
+                "UPDATE products SET reserved = reserved + 3 WHERE sku = 'SKU-APPLE'");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.passed()).isFalse();
+        assertThat(report.duplicateEffects()).isEqualTo(2); // the order, and the SKU beyond its orders
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("DUPLICATE EFFECT: order reserved more than it ordered"));
+    }
+
+    @Test
+    void stockReservedForARejectedOrderIsADuplicateEffect() throws Exception {
+        UUID order = order(Map.of("SKU-FIG", 5));
+        reserve(order, Map.of("SKU-FIG", 5));
+        pg.execute(INVENTORY_DB, "UPDATE order_outcomes SET status = 'REJECTED' WHERE order_id = '" + order + "'");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.duplicateEffects()).isPositive();
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("DUPLICATE EFFECT: rejected order holds stock"));
+    }
+
+    @Test
+    void aCommittedOrderWithoutOutcomeIsLostAndNeverConverges() throws Exception {
+        reserve(order(Map.of("SKU-APPLE", 1)), Map.of("SKU-APPLE", 1));
+        UUID undelivered = order(Map.of("SKU-PEAR", 1));
+
+        Verifier.Settling settling = verifier.awaitConvergence(verifier.walPosition(), 0, Duration.ofSeconds(1), line -> { });
+        VerificationReport report = verifier.verify(requests, Set.of(), null, settling, Duration.ofSeconds(1));
+
+        assertThat(settling.settledMillis()).isEqualTo(-1);
+        assertThat(report.lost()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.contains("committed order has no outcome") && v.contains(undelivered.toString()));
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("did not converge"));
+    }
+
+    @Test
+    void anAcknowledgedOrderThatDoesNotExistIsLost() throws Exception {
+        requests.add(new OrderLoad.Request(99, "key-99", List.of(new OrderLoad.Line("SKU-APPLE", 1)), OrderLoad.Result.OK,
+                UUID.randomUUID(), 1, null));
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.lost()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("LOST: acknowledged order does not exist"));
+    }
+
+    @Test
+    void anEffectWithoutACommittedOrderIsAPhantom() throws Exception {
+        UUID ghost = UUID.randomUUID();
+        pg.execute(INVENTORY_DB, "INSERT INTO inbox (message_id, message_type) VALUES ('" + UUID.randomUUID() + "', 'OrderCreated')",
+                "INSERT INTO order_outcomes (order_id, status, message_id, decided_at) VALUES ('" + ghost + "', 'REJECTED', 'm', now())");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.phantoms()).isEqualTo(2);
+        assertThat(report.violations()).anyMatch(v -> v.contains("outcome for an order that was never committed") && v.contains(ghost.toString()));
+        assertThat(report.violations()).anyMatch(v -> v.contains("inbox holds a message id that is not an outbox event"));
+    }
+
+    @Test
+    void aRequestThatFailedDefinitelyButCommittedIsAPhantom() throws Exception {
+        UUID order = order(Map.of("SKU-PLUM", 1));
+        reserve(order, Map.of("SKU-PLUM", 1));
+        OrderLoad.Request ok = requests.remove(0);
+        requests.add(new OrderLoad.Request(ok.index(), ok.idempotencyKey(), ok.lines(), OrderLoad.Result.FAILED, null, 1, "400"));
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.phantoms()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("PHANTOM: request failed definitely but committed"));
+    }
+
+    @Test
+    void theDeadLetterQueueMustHoldExactlyTheInjectedPoison() throws Exception {
+        deadLetter("poison-1");
+
+        assertThat(verify(Set.of("poison-1")).violations()).isEmpty();
+        assertThat(verify(Set.of()).violations()).containsExactly("dead-lettered but not injected as poison: poison-1");
+        assertThat(verify(Set.of("poison-1", "poison-2")).violations())
+                .containsExactly("injected poison is not in the dead-letter queue: poison-2");
+    }
+
+    private VerificationReport verify(Set<String> injectedPoison) throws Exception {
+        return verifier.verify(requests, injectedPoison, null, SETTLED, Duration.ZERO);
+    }
+
+    /** Commits an order as order-service does: order, lines, idempotency key and outbox event; records a 201. */
+    private UUID order(Map<String, Integer> lines) throws Exception {
+        UUID order = UUID.randomUUID();
+        String key = "key-" + requests.size();
+        try (var c = pg.connect(ORDERS_DB)) {
+            c.setAutoCommit(false);
+            c.createStatement().execute("INSERT INTO orders (id, customer_id, placed_at) VALUES ('" + order + "', 'c', now())");
+            int lineNo = 0;
+            for (Map.Entry<String, Integer> line : lines.entrySet()) {
+                c.createStatement().execute("INSERT INTO order_lines (order_id, line_no, sku, quantity) VALUES ('"
+                        + order + "', " + lineNo++ + ", '" + line.getKey() + "', " + line.getValue() + ")");
+            }
+            try (PreparedStatement key1 = c.prepareStatement(
+                    "INSERT INTO idempotency_keys (idempotency_key, request_hash, order_id) VALUES (?, 'h', ?)")) {
+                key1.setString(1, key);
+                key1.setObject(2, order);
+                key1.execute();
+            }
+            c.createStatement().execute("INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)"
+                    + " VALUES ('" + order + "', 'orders', '" + order + "', 'OrderCreated', 1, '{}', now())");
+            c.commit();
+        }
+        requests.add(new OrderLoad.Request(requests.size(), key,
+                lines.entrySet().stream().map(e -> new OrderLoad.Line(e.getKey(), e.getValue())).toList(), OrderLoad.Result.OK, order, 1, null));
+        return order;
+    }
+
+    /** The effect inventory-service applies for a reserved order (the event id is the order id here). */
+    private void reserve(UUID order, Map<String, Integer> lines) {
+        List<String> statements = new ArrayList<>(List.of(
+                "INSERT INTO inbox (message_id, message_type) VALUES ('" + order + "', 'OrderCreated')",
+                "INSERT INTO order_outcomes (order_id, status, message_id, decided_at) VALUES ('" + order + "', 'RESERVED', '" + order + "', now())"));
+        lines.forEach((sku, quantity) -> {
+            statements.add("INSERT INTO reservations (order_id, sku, quantity) VALUES ('" + order + "', '" + sku + "', " + quantity + ")");
+            statements.add("UPDATE products SET reserved = reserved + " + quantity + " WHERE sku = '" + sku + "'");
+        });
+        pg.execute(INVENTORY_DB, statements.toArray(String[]::new));
+    }
+
+    private void reject(UUID order) {
+        pg.execute(INVENTORY_DB,
+                "INSERT INTO inbox (message_id, message_type) VALUES ('" + order + "', 'OrderCreated')",
+                "INSERT INTO order_outcomes (order_id, status, reason, message_id, decided_at) VALUES ('" + order
+                        + "', 'REJECTED', 'insufficient stock', '" + order + "', now())");
+    }
+
+    private void deadLetter(String messageId) throws Exception {
+        try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
+            channel.confirmSelect();
+            channel.basicPublish("", Topology.INVENTORY_DEAD_LETTER_QUEUE,
+                    new AMQP.BasicProperties.Builder().messageId(messageId).build(), "{".getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(5_000);
+        }
+    }
+
+    private void migrate(String database, String service, Map<String, String> placeholders) {
+        Flyway.configure()
+                .dataSource(pg.jdbcUrl(database), pg.user(), pg.password())
+                .locations("filesystem:" + SystemFixture.ROOT.resolve(service).resolve("src/main/resources/db/migration"))
+                .placeholders(placeholders)
+                .load().migrate();
+    }
+}
