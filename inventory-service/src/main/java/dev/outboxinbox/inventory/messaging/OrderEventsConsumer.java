@@ -1,75 +1,300 @@
 package dev.outboxinbox.inventory.messaging;
 
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.ShutdownSignalException;
+import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.inventory.InventoryConfig;
 import dev.outboxinbox.inventory.inbox.InboxBatcher;
 import dev.outboxinbox.inventory.inbox.InboxMetrics;
 import dev.outboxinbox.inventory.inbox.Outcome;
 import io.quarkus.logging.Log;
-import io.smallrye.reactive.messaging.annotations.Blocking;
-import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
-import org.eclipse.microprofile.reactive.messaging.Message;
+import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The transport adapter, and the only class that touches acknowledgements:
+ * The transport, and the only class that touches acknowledgements:
  * <ul>
  *   <li>a message that fails the contract is dead-lettered with the reason, then acked;</li>
  *   <li>a valid one goes to the inbox, and is acked only after the transaction that recorded it
  *       committed — whether it took effect now or was a duplicate;</li>
  *   <li>one that could not be recorded for a transient reason is nacked back to the queue.</li>
  * </ul>
- * Messages run concurrently (up to the prefetch) so that the inbox can commit them in batches.
+ *
+ * <p>Built on the RabbitMQ Java client, with recovery of its own: a supervisor opens a connection,
+ * declares the topology, consumes with a bounded prefetch, and when the connection dies (broker
+ * restart, network) starts over with backoff, forever. Messages in flight on a dead channel are
+ * redelivered by the broker, and the inbox absorbs the copies. (SmallRye's RabbitMQ connector was
+ * used first; after a broker restart it failed its stream for good with "BackPressureFailure:
+ * Queue is full" — smallrye-reactive-messaging#1906 — which deploy/chaos found.)
  */
 @ApplicationScoped
 public class OrderEventsConsumer {
 
+    private static final long MIN_BACKOFF_MILLIS = 500;
+    private static final long MAX_BACKOFF_MILLIS = 15_000;
+
     private final MessageClassifier classifier;
     private final InboxBatcher inbox;
-    private final DeadLetters deadLetters;
     private final InboxMetrics metrics;
+    private final BrokerSettings broker;
+    private final int prefetch;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicReference<String> problem = new AtomicReference<>("not connected yet");
+    private final CountDownLatch stopping = new CountDownLatch(1);
+    private volatile Session session;
+    private Thread supervisor;
 
-    OrderEventsConsumer(MessageClassifier classifier, InboxBatcher inbox, DeadLetters deadLetters, InboxMetrics metrics) {
+    OrderEventsConsumer(MessageClassifier classifier, InboxBatcher inbox, InboxMetrics metrics, BrokerSettings broker,
+                        InventoryConfig config) {
         this.classifier = classifier;
         this.inbox = inbox;
-        this.deadLetters = deadLetters;
         this.metrics = metrics;
+        this.broker = broker;
+        this.prefetch = config.processing().prefetch();
     }
 
-    @Incoming("orders")
-    @Blocking(value = "inventory-consumer", ordered = false)
-    public CompletionStage<Void> receive(Message<byte[]> message) {
-        IncomingRabbitMQMetadata incoming = message.getMetadata(IncomingRabbitMQMetadata.class).orElseThrow();
-        Classification classification = classifier.classify(incoming.getMessageId().orElse(null),
-                incoming.getType().orElse(null), incoming.getHeaders(), message.getPayload());
-        if (classification instanceof Classification.Rejected rejected) {
-            return park(message, incoming, rejected.reason());
-        }
-        Outcome outcome = inbox.submit(((Classification.Accepted) classification).event()).join();
-        if (outcome instanceof Outcome.Poison poison) {
-            return park(message, incoming, poison.reason());
-        }
-        if (outcome instanceof Outcome.Transient failure) {
-            Log.warnf("Message %s goes back to the queue: %s", incoming.getMessageId().orElse("?"), failure.reason());
-            return message.nack(new IllegalStateException(failure.reason()));
-        }
-        if (outcome instanceof Outcome.Duplicate) {
-            // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
-            Log.infof("Duplicate message %s: already in the inbox, acked without effect", incoming.getMessageId().orElse("?"));
-        }
-        return message.ack();
+    void start(@Observes StartupEvent event) {
+        supervisor = new Thread(this::supervise, "rabbitmq-consumer-supervisor");
+        supervisor.start();
     }
 
-    private CompletionStage<Void> park(Message<byte[]> message, IncomingRabbitMQMetadata incoming, String reason) {
-        metrics.poisoned();
-        return deadLetters.park(message, incoming, reason)
-                .thenCompose(confirmed -> message.ack())
-                .exceptionallyCompose(failure -> {
+    /** Before the inbox stops: stop taking messages, let those in hand finish and be acked. */
+    void stop(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) ShutdownEvent event) throws InterruptedException {
+        Session current = session;
+        if (current != null) {
+            current.cancel();
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        if (inFlight.get() > 0) {
+            Log.warnf("%d messages still in hand at shutdown; the broker will redeliver them", inFlight.get());
+        }
+        stopping.countDown();
+        supervisor.interrupt();
+        supervisor.join(10_000);
+    }
+
+    /** null when consuming; else why not. */
+    public String problem() {
+        return problem.get();
+    }
+
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    private void supervise() {
+        long backoff = MIN_BACKOFF_MILLIS;
+        while (stopping.getCount() > 0) {
+            try (Session opened = new Session(broker.factory().newConnection("inventory-service"))) {
+                session = opened;
+                problem.set(null);
+                backoff = MIN_BACKOFF_MILLIS;
+                Log.infof("Consuming %s from %s (prefetch %d)", Topology.INVENTORY_QUEUE, broker.describe(), prefetch);
+                String cause = opened.awaitClosed(stopping);
+                if (cause != null) {
+                    problem.set("connection lost: " + cause);
+                    Log.warnf("Connection to RabbitMQ lost (%s); unacked messages go back to the queue, reconnecting", cause);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                problem.set("cannot consume from " + broker.describe() + ": " + e);
+                Log.warnf("Cannot consume from RabbitMQ (%s); retrying in %d ms", e.toString(), backoff);
+            } finally {
+                session = null;
+            }
+            try {
+                if (stopping.await(backoff, TimeUnit.MILLISECONDS)) {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            backoff = Math.min(backoff * 2, MAX_BACKOFF_MILLIS);
+        }
+    }
+
+    /**
+     * One connection's life: a consuming channel, a confirm channel for dead letters, and one
+     * thread each for acks and for dead-lettering, so no channel is used from two threads.
+     */
+    private final class Session implements AutoCloseable {
+
+        private final Connection connection;
+        private final Channel channel;
+        private final DeadLetters deadLetters;
+        private final ExecutorService acks = Executors.newSingleThreadExecutor(r -> new Thread(r, "inventory-acks"));
+        private final ExecutorService parking = Executors.newSingleThreadExecutor(r -> new Thread(r, "inventory-dead-letters"));
+        private final CountDownLatch closed = new CountDownLatch(1);
+        private volatile String closedBecause;
+        private volatile String consumerTag;
+
+        Session(Connection connection) throws IOException {
+            this.connection = connection;
+            connection.addShutdownListener(this::closed);
+            channel = connection.createChannel();
+            channel.addShutdownListener(this::closed);
+            TopologyDeclarer.declare(channel);
+            deadLetters = new DeadLetters(connection.createChannel());
+            channel.basicQos(prefetch);
+            consumerTag = channel.basicConsume(Topology.INVENTORY_QUEUE, false, "inventory-service", new DefaultConsumer(channel) {
+                @Override
+                public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+                    receive(envelope, properties, body);
+                }
+
+                @Override
+                public void handleCancel(String tag) {
+                    closed(new ShutdownSignalException(false, false, null, "the broker cancelled the consumer (queue deleted?)"));
+                }
+            });
+        }
+
+        private void closed(ShutdownSignalException cause) {
+            if (closedBecause == null) {
+                closedBecause = cause.getMessage();
+            }
+            closed.countDown();
+        }
+
+        /** @return why the connection closed, or null if the service is stopping */
+        String awaitClosed(CountDownLatch stopping) throws InterruptedException {
+            while (!closed.await(200, TimeUnit.MILLISECONDS)) {
+                if (stopping.getCount() == 0) {
+                    return null;
+                }
+            }
+            return closedBecause;
+        }
+
+        void cancel() {
+            try {
+                if (consumerTag != null && channel.isOpen()) {
+                    channel.basicCancel(consumerTag);
+                }
+            } catch (Exception e) {
+                Log.debugf("cancel on a closing channel: %s", e);
+            }
+        }
+
+        private void receive(Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+            inFlight.incrementAndGet();
+            Classification classification = classifier.classify(properties.getMessageId(), properties.getType(),
+                    properties.getHeaders(), body);
+            if (classification instanceof Classification.Rejected rejected) {
+                park(envelope, properties, body, rejected.reason());
+                return;
+            }
+            inbox.submit(((Classification.Accepted) classification).event()).whenComplete((outcome, failure) -> {
+                if (failure != null) {
+                    Log.errorf(failure, "Message %s could not be handled; it goes back to the queue", properties.getMessageId());
+                    nack(envelope);
+                } else if (outcome instanceof Outcome.Poison poison) {
+                    park(envelope, properties, body, poison.reason());
+                } else if (outcome instanceof Outcome.Transient transientFailure) {
+                    Log.warnf("Message %s goes back to the queue: %s", properties.getMessageId(), transientFailure.reason());
+                    nack(envelope);
+                } else {
+                    if (outcome instanceof Outcome.Duplicate) {
+                        // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
+                        Log.infof("Duplicate message %s: already in the inbox, acked without effect", properties.getMessageId());
+                    }
+                    ack(envelope);
+                }
+            });
+        }
+
+        private void park(Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason) {
+            metrics.poisoned();
+            submit(parking, envelope, () -> {
+                try {
+                    deadLetters.park(envelope, properties, body, reason);
+                    ack(envelope);
+                } catch (Exception e) {
                     // The copy is not safe in the dead-letter queue: keep the original.
-                    Log.errorf(failure, "Could not dead-letter message %s; it goes back to the queue",
-                            incoming.getMessageId().orElse("?"));
-                    return message.nack(failure);
-                });
+                    Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue", properties.getMessageId(), e);
+                    nack(envelope);
+                }
+            });
+        }
+
+        private void ack(Envelope envelope) {
+            submit(acks, envelope, () -> {
+                try {
+                    channel.basicAck(envelope.getDeliveryTag(), false);
+                } catch (Exception e) {
+                    lost(envelope, e);
+                } finally {
+                    inFlight.decrementAndGet();
+                }
+            });
+        }
+
+        private void nack(Envelope envelope) {
+            submit(acks, envelope, () -> {
+                try {
+                    channel.basicNack(envelope.getDeliveryTag(), false, true);
+                } catch (Exception e) {
+                    lost(envelope, e);
+                } finally {
+                    inFlight.decrementAndGet();
+                }
+            });
+        }
+
+        private void submit(ExecutorService executor, Envelope envelope, Runnable task) {
+            try {
+                executor.execute(task);
+            } catch (RejectedExecutionException e) {
+                lost(envelope, e);
+                inFlight.decrementAndGet();
+            }
+        }
+
+        private void lost(Envelope envelope, Exception e) {
+            // The channel died with the message unacked: the broker requeues it, the inbox absorbs the copy.
+            Log.debugf("Delivery %d not settled, its channel is gone (%s); the broker redelivers it", envelope.getDeliveryTag(), e);
+        }
+
+        @Override
+        public void close() {
+            parking.shutdown();
+            acks.shutdown();
+            try {
+                parking.awaitTermination(5, TimeUnit.SECONDS);
+                acks.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            try {
+                if (connection.isOpen()) {
+                    connection.close(5_000);
+                }
+            } catch (Exception e) {
+                Log.debugf("closing the connection: %s", e);
+            }
+        }
     }
 }

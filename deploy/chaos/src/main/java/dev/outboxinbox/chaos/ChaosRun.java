@@ -1,0 +1,240 @@
+package dev.outboxinbox.chaos;
+
+import dev.outboxinbox.system.Broker;
+import dev.outboxinbox.system.Database;
+import dev.outboxinbox.system.OrderLoad;
+import dev.outboxinbox.system.SystemUnderTest;
+import dev.outboxinbox.system.VerificationReport;
+import dev.outboxinbox.system.Verifier;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A fault-injection run against a running system: orders at a steady rate through HTTP, a seeded
+ * schedule of faults meanwhile, then drain and verify. Exit 0 only if the verifier found nothing;
+ * with {@code --negative-control} (inventory started without deduplication), exit 0 only if the
+ * verifier DID find duplicate effects. Started by deploy/chaos/run, which prepares the system.
+ */
+public final class ChaosRun {
+
+    private static final Map<String, Map<String, String>> PROFILES = Map.of(
+            // Fits CI: about 40 s of load, one of every fault that matters.
+            "short", Map.of("orders", "1200", "rate", "30", "broker-restarts", "2", "broker-node-restarts", "0",
+                    "kills", "1", "postgres-restarts", "1", "broker-down-while-relay-starts", "1", "poison", "1", "republish", "1"),
+            // The run: ten broker restarts and more, three kills of each service.
+            "full", Map.of("orders", "12000", "rate", "40", "broker-restarts", "10", "broker-node-restarts", "2",
+                    "kills", "3", "postgres-restarts", "2", "broker-down-while-relay-starts", "2", "poison", "2", "republish", "2"));
+
+    private final Map<String, String> options;
+    private final long started = System.nanoTime();
+    private final AtomicReference<String> now = new AtomicReference<>("load starting");
+    private final AtomicReference<OrderLoad.Progress> progress = new AtomicReference<>();
+
+    private ChaosRun(Map<String, String> options) {
+        this.options = options;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>(PROFILES.get("short"));
+        options.putAll(Map.of("target", "local", "seed", "1", "convergence-bound", "PT3M", "republish-count", "20"));
+        List<String> given = List.of(args);
+        for (int i = 0; i < given.size(); i++) {
+            String arg = given.get(i);
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument " + arg);
+            }
+            String key = arg.substring(2);
+            if (PROFILES.containsKey(key)) {
+                options.putAll(PROFILES.get(key));
+                options.put("profile", key);
+            } else if (key.equals("negative-control")) {
+                options.put(key, "true");
+            } else {
+                options.put(key, given.get(++i));
+            }
+        }
+        System.exit(new ChaosRun(options).run());
+    }
+
+    private int run() throws Exception {
+        Path root = Path.of(env("CHAOS_ROOT", ".")).toAbsolutePath().normalize();
+        Target target = Target.named(options.get("target"), root);
+        long seed = Long.parseLong(options.get("seed"));
+        int orders = Integer.parseInt(options.get("orders"));
+        double rate = Double.parseDouble(options.get("rate"));
+        boolean negativeControl = options.containsKey("negative-control");
+        Duration bound = Duration.parse(options.get("convergence-bound"));
+        SystemUnderTest system = system();
+        Verifier verifier = new Verifier(system);
+        Injections injections = new Injections(system, seed);
+
+        Schedule schedule = Schedule.of(new Schedule.Counts(integer("broker-restarts"), integer("broker-node-restarts"),
+                integer("kills"), integer("postgres-restarts"), integer("broker-down-while-relay-starts"),
+                integer("poison"), integer("republish")), (long) (orders / rate * 1000), seed);
+        say("target %s, seed %d, %d orders at %.0f/s, %d faults%s", options.get("target"), seed, orders, rate,
+                schedule.steps().size(), negativeControl ? ", NEGATIVE CONTROL: inventory-service runs without deduplication" : "");
+        schedule.steps().forEach(s -> say("  planned at %5.1f s: %s", s.atMillis() / 1000.0, s.fault().description));
+
+        ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "progress");
+            t.setDaemon(true);
+            return t;
+        });
+        reporter.scheduleAtFixedRate(() -> say("%s | %s", progress.get() == null ? "load starting" : progress.get(), now.get()),
+                5, 5, TimeUnit.SECONDS);
+
+        OrderLoad load = new OrderLoad(system.orderService(), "chaos-" + seed + "-" + System.currentTimeMillis(), seed,
+                Integer.parseInt(options.getOrDefault("attempts", "8")));
+        CompletableFuture<List<OrderLoad.Request>> requests = CompletableFuture.supplyAsync(() -> load.run(orders, rate, progress::set));
+
+        List<String> timeline = Collections.synchronizedList(new ArrayList<>());
+        boolean harnessFailed = false;
+        for (Schedule.Step step : schedule.steps()) {
+            waitUntil(step.atMillis());
+            long begin = elapsedMillis();
+            now.set("fault: " + step.fault().description);
+            try {
+                inject(step, target, injections);
+                String line = "%6.1f s  %-40s %5.1f s".formatted(begin / 1000.0, step.fault().description, (elapsedMillis() - begin) / 1000.0);
+                timeline.add(line);
+                say("fault done: %s", line.trim());
+            } catch (Exception e) {
+                harnessFailed = true;
+                timeline.add("%6.1f s  %s FAILED TO INJECT: %s".formatted(begin / 1000.0, step.fault().description, e.getMessage()));
+                say("could not inject %s: %s", step.fault().description, e.getMessage());
+            }
+            now.set("between faults");
+        }
+        now.set("faults done; load finishing");
+        List<OrderLoad.Request> placed = requests.join();
+        now.set("draining");
+        say("load done: %s; making sure every service runs", progress.get());
+        target.ensureRunning();
+
+        String endOfLoad = verifier.walPosition();
+        Verifier.Settling settling = verifier.awaitConvergence(endOfLoad, injections.poison().size(), bound, ChaosRun::say);
+        VerificationReport report = verifier.verify(placed, injections.poison(), target.duplicatesAbsorbed(), settling, bound)
+                .withFaults(timeline);
+        reporter.shutdownNow();
+
+        System.out.println();
+        System.out.println("== chaos report (seed " + seed + ", " + injections.republished() + " events republished, "
+                + injections.poison().size() + " poison messages) ==");
+        System.out.print(report.toText());
+        Path json = Path.of(options.getOrDefault("report", root.resolve("deploy/chaos/reports/chaos-" + options.get("target")
+                + "-seed" + seed + (negativeControl ? "-negative-control" : "") + ".json").toString()));
+        Files.createDirectories(json.toAbsolutePath().getParent());
+        Files.writeString(json, report.toJson());
+        say("report written to %s", json);
+
+        if (harnessFailed) {
+            say("HARNESS ERROR: a fault could not be injected; the run proves nothing either way");
+            return 2;
+        }
+        if (negativeControl) {
+            if (!report.passed() && report.duplicateEffects() > 0) {
+                say("NEGATIVE CONTROL PASSED: with deduplication off, the verifier reported %d duplicate effect(s), as it must",
+                        report.duplicateEffects());
+                return 0;
+            }
+            say("NEGATIVE CONTROL FAILED: deduplication was off and the verifier saw no duplicate effect; it cannot be trusted");
+            return 1;
+        }
+        return report.passed() ? 0 : 1;
+    }
+
+    private void inject(Schedule.Step step, Target target, Injections injections) throws Exception {
+        long outage = step.outageMillis();
+        switch (step.fault()) {
+            case BROKER_RESTART -> {
+                target.stopBrokerApp();
+                pause(outage);
+                target.startBrokerApp();
+            }
+            case BROKER_NODE_RESTART -> target.restartBrokerNode();
+            case KILL_RELAY -> killAndStart(target, "outbox-relay", outage);
+            case KILL_INVENTORY -> killAndStart(target, "inventory-service", outage);
+            case KILL_ORDER_SERVICE -> killAndStart(target, "order-service", outage);
+            case POSTGRES_RESTART -> target.restartPostgres();
+            case BROKER_DOWN_WHILE_RELAY_STARTS -> {
+                target.stopBrokerApp();
+                target.kill("outbox-relay");
+                target.start("outbox-relay");
+                pause(5_000 + outage); // the relay comes up, finds no broker, and must wait for it
+                target.startBrokerApp();
+            }
+            case POISON -> injections.publishPoison();
+            case REPUBLISH -> injections.republish(Integer.parseInt(options.get("republish-count")));
+        }
+    }
+
+    private static void killAndStart(Target target, String service, long outage) {
+        target.kill(service);
+        pause(outage);
+        target.start(service);
+    }
+
+    private SystemUnderTest system() {
+        String pgHost = env("POSTGRES_HOST", "127.0.0.1");
+        String pgPort = env("POSTGRES_PORT", "5432");
+        String jdbc = "jdbc:postgresql://" + pgHost + ":" + pgPort + "/";
+        return new SystemUnderTest(URI.create(env("ORDER_SERVICE_URL", "http://127.0.0.1:8081")),
+                URI.create(env("INVENTORY_SERVICE_URL", "http://127.0.0.1:8082")),
+                new Database(jdbc + "orders", "order_service", required("ORDER_DB_PASSWORD")),
+                new Database(jdbc + "inventory", "inventory_service", required("INVENTORY_DB_PASSWORD")),
+                env("RELAY_SOURCE_SLOT", "outbox_relay"),
+                new Broker(env("RABBITMQ_HOST", "127.0.0.1"), Integer.parseInt(env("RABBITMQ_PORT", "5672")), "/",
+                        required("RABBITMQ_ADMIN_USER"), required("RABBITMQ_ADMIN_PASSWORD")));
+    }
+
+    private int integer(String option) {
+        return Integer.parseInt(options.get(option));
+    }
+
+    private void waitUntil(long atMillis) {
+        for (long left = atMillis - elapsedMillis(); left > 0; left = atMillis - elapsedMillis()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(left));
+        }
+    }
+
+    private static void pause(long millis) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis)); // an outage's length, not a wait for a condition
+    }
+
+    private long elapsedMillis() {
+        return (System.nanoTime() - started) / 1_000_000;
+    }
+
+    private static final long START = System.nanoTime();
+
+    private static void say(String format, Object... args) {
+        System.out.printf("[chaos %6.1f s] %s%n", (System.nanoTime() - START) / 1e9, args.length == 0 ? format : format.formatted(args));
+        System.out.flush();
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    private static String required(String name) {
+        String value = System.getenv(name);
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException(name + " is not set (deploy/chaos/run reads it from .env)");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,98 @@
+package dev.outboxinbox.chaos;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.system.SystemUnderTest;
+import java.nio.charset.StandardCharsets;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** Messages the chaos run publishes straight to the broker: poison, and copies of delivered events. */
+final class Injections {
+
+    private final SystemUnderTest system;
+    private final Random random;
+    private final Set<String> poison = new TreeSet<>();
+    private int republished;
+
+    Injections(SystemUnderTest system, long seed) {
+        this.system = system;
+        this.random = new Random(seed);
+    }
+
+    /** Every poison message id published so far: exactly these belong in the dead-letter queue. */
+    Set<String> poison() {
+        return poison;
+    }
+
+    int republished() {
+        return republished;
+    }
+
+    /** Three kinds of poison: not JSON, JSON that breaks the schema, an unknown schema version. */
+    void publishPoison() throws Exception {
+        String[][] kinds = {
+                {"{\"orderId\": ", "1"},
+                {"{\"eventId\": \"x\", \"orderId\": 42, \"lines\": []}", "1"},
+                {"{}", "99"}};
+        try (Connection connection = system.broker().connectionFactory().newConnection("chaos-poison");
+             Channel channel = connection.createChannel()) {
+            channel.confirmSelect();
+            for (String[] kind : kinds) {
+                String id = "poison-" + Long.toHexString(random.nextLong());
+                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                        .messageId(id).type(OrderCreated.TYPE).contentType(MessageHeaders.CONTENT_TYPE).deliveryMode(2)
+                        .headers(Map.of(MessageHeaders.SCHEMA_VERSION, Integer.parseInt(kind[1]))).build();
+                channel.basicPublish(Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING, true, properties,
+                        kind[0].getBytes(StandardCharsets.UTF_8));
+                channel.waitForConfirmsOrDie(10_000);
+                poison.add(id);
+            }
+        }
+    }
+
+    /** Publishes {@code count} events from the outbox again, exactly as the relay published them. */
+    void republish(int count) throws Exception {
+        List<Map<String, Object>> events = new ArrayList<>();
+        try (var c = system.orders().connect(); Statement sql = c.createStatement();
+             ResultSet rs = sql.executeQuery("SELECT id::text, aggregatetype, aggregateid, type, schema_version, payload::text"
+                     + " FROM outbox ORDER BY occurred_at DESC LIMIT 500")) {
+            while (rs.next()) {
+                events.add(Map.of("id", rs.getString(1), "exchange", rs.getString(2), "aggregateid", rs.getString(3),
+                        "type", rs.getString(4), "version", rs.getInt(5), "payload", rs.getString(6)));
+            }
+        }
+        if (events.isEmpty()) {
+            return;
+        }
+        try (Connection connection = system.broker().connectionFactory().newConnection("chaos-republish");
+             Channel channel = connection.createChannel()) {
+            channel.confirmSelect();
+            for (int i = 0; i < count; i++) {
+                Map<String, Object> event = events.get(random.nextInt(events.size()));
+                Map<String, Object> headers = new HashMap<>();
+                headers.put(MessageHeaders.AGGREGATE_TYPE, event.get("exchange"));
+                headers.put(MessageHeaders.AGGREGATE_ID, event.get("aggregateid"));
+                headers.put(MessageHeaders.SCHEMA_VERSION, event.get("version"));
+                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                        .messageId((String) event.get("id")).type((String) event.get("type"))
+                        .contentType(MessageHeaders.CONTENT_TYPE).deliveryMode(2).headers(headers).build();
+                channel.basicPublish((String) event.get("exchange"), (String) event.get("type"), true, properties,
+                        ((String) event.get("payload")).getBytes(StandardCharsets.UTF_8));
+            }
+            channel.waitForConfirmsOrDie(10_000);
+            republished += count;
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package dev.outboxinbox.chaos;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The running system the faults are done to: deploy/local on this machine, or docker compose.
+ * Every operation is the real thing (rabbitmqctl, SIGKILL, a PostgreSQL restart), run as a command.
+ */
+abstract class Target {
+
+    static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay");
+
+    protected final Path root;
+
+    Target(Path root) {
+        this.root = root;
+    }
+
+    static Target named(String name, Path root) {
+        return switch (name) {
+            case "local" -> new Local(root);
+            case "compose" -> new Compose(root);
+            default -> throw new IllegalArgumentException("unknown target '" + name + "' (local or compose)");
+        };
+    }
+
+    /** Stops the RabbitMQ application (connections drop, the node stays up). */
+    abstract void stopBrokerApp();
+
+    abstract void startBrokerApp();
+
+    /** Restarts the whole broker node. */
+    abstract void restartBrokerNode();
+
+    /** SIGKILL: nothing finishes, no shutdown hook runs. */
+    abstract void kill(String service);
+
+    /** Starts a service again without waiting for it. */
+    abstract void start(String service);
+
+    abstract void restartPostgres();
+
+    /** Every service running and ready (after the last fault). */
+    abstract void ensureRunning();
+
+    /** Deliveries inventory-service recognised as duplicates, from its log lines (counters die with a killed process). */
+    abstract long duplicatesAbsorbed();
+
+    protected String run(Duration timeout, String... command) {
+        return run(timeout, List.of(command));
+    }
+
+    protected String run(Duration timeout, List<String> command) {
+        try {
+            Path output = Files.createTempFile("chaos", ".out");
+            Process process = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true)
+                    .redirectOutput(output.toFile()).start();
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                throw new IllegalStateException("timed out after " + timeout + ": " + String.join(" ", command));
+            }
+            String text = Files.readString(output);
+            Files.delete(output);
+            if (process.exitValue() != 0) {
+                throw new IllegalStateException("failed (" + process.exitValue() + "): " + String.join(" ", command) + "\n" + text);
+            }
+            return text;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + command, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted: " + command, e);
+        }
+    }
+
+    /** deploy/local on this machine's own PostgreSQL and RabbitMQ. */
+    static final class Local extends Target {
+
+        Local(Path root) {
+            super(root);
+        }
+
+        @Override
+        void stopBrokerApp() {
+            run(Duration.ofMinutes(2), "rabbitmqctl", "-q", "stop_app");
+        }
+
+        @Override
+        void startBrokerApp() {
+            run(Duration.ofMinutes(2), "rabbitmqctl", "-q", "start_app");
+            run(Duration.ofMinutes(2), "rabbitmqctl", "-q", "await_startup");
+        }
+
+        @Override
+        void restartBrokerNode() {
+            run(Duration.ofMinutes(2), "rabbitmqctl", "-q", "stop");
+            run(Duration.ofMinutes(1), "rabbitmq-server", "-detached");
+            run(Duration.ofMinutes(2), "bash", "-c", "until rabbitmq-diagnostics -q ping >/dev/null 2>&1; do sleep 0.5; done;"
+                    + " rabbitmqctl -q await_startup");
+        }
+
+        @Override
+        void kill(String service) {
+            run(Duration.ofMinutes(1), "deploy/local/down", "--kill", service);
+        }
+
+        @Override
+        void start(String service) {
+            run(Duration.ofMinutes(1), "deploy/local/up", "--no-build", "--no-prepare", "--no-wait", service);
+        }
+
+        @Override
+        void restartPostgres() {
+            run(Duration.ofMinutes(2), "bash", "-c",
+                    "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | sort -V | tail -n 1) main restart");
+        }
+
+        @Override
+        void ensureRunning() {
+            List<String> command = new ArrayList<>(List.of("deploy/local/up", "--no-build", "--no-prepare", "--timeout", "240"));
+            run(Duration.ofMinutes(5), command);
+        }
+
+        @Override
+        long duplicatesAbsorbed() {
+            Path log = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString()))
+                    .resolve("logs/inventory-service.log");
+            try (var lines = Files.lines(log)) {
+                return lines.filter(l -> l.contains("Duplicate message")).count();
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + log, e);
+            }
+        }
+    }
+
+    /** docker compose, from the repository root (docker-compose.yml plus any -f files in CHAOS_COMPOSE_FILES). */
+    static final class Compose extends Target {
+
+        private final List<String> compose;
+
+        Compose(Path root) {
+            super(root);
+            compose = new ArrayList<>(List.of(System.getenv().getOrDefault("COMPOSE", "docker compose").split(" ")));
+            for (String file : System.getenv().getOrDefault("CHAOS_COMPOSE_FILES", "").split(":")) {
+                if (!file.isBlank()) {
+                    compose.addAll(List.of("-f", file));
+                }
+            }
+        }
+
+        private String compose(String... args) {
+            List<String> command = new ArrayList<>(compose);
+            command.addAll(List.of(args));
+            return run(Duration.ofMinutes(5), command);
+        }
+
+        @Override
+        void stopBrokerApp() {
+            compose("exec", "-T", "rabbitmq", "rabbitmqctl", "-q", "stop_app");
+        }
+
+        @Override
+        void startBrokerApp() {
+            compose("exec", "-T", "rabbitmq", "rabbitmqctl", "-q", "start_app");
+            compose("exec", "-T", "rabbitmq", "rabbitmqctl", "-q", "await_startup");
+        }
+
+        @Override
+        void restartBrokerNode() {
+            compose("restart", "rabbitmq");
+            compose("exec", "-T", "rabbitmq", "rabbitmqctl", "-q", "await_startup");
+        }
+
+        @Override
+        void kill(String service) {
+            compose("kill", "-s", "SIGKILL", service);
+        }
+
+        @Override
+        void start(String service) {
+            compose("start", service);
+        }
+
+        @Override
+        void restartPostgres() {
+            compose("restart", "postgres");
+        }
+
+        @Override
+        void ensureRunning() {
+            compose("up", "-d", "--no-build", "--wait");
+        }
+
+        @Override
+        long duplicatesAbsorbed() {
+            return compose("logs", "--no-color", "inventory-service").lines().filter(l -> l.contains("Duplicate message")).count();
+        }
+    }
+}
