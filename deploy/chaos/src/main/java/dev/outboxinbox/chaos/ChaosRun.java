@@ -62,8 +62,14 @@ public final class ChaosRun {
                 options.put("profile", key);
             } else if (key.equals("negative-control")) {
                 options.put(key, "true");
-            } else {
+            } else if (options.containsKey(key) || key.equals("report") || key.equals("attempts")) {
+                if (i + 1 >= given.size()) {
+                    throw new IllegalArgumentException(arg + " needs a value");
+                }
                 options.put(key, given.get(++i));
+            } else {
+                throw new IllegalArgumentException("unknown option " + arg + "; options: --short, --full, --negative-control, --report, --attempts, --"
+                        + String.join(", --", options.keySet()));
             }
         }
         System.exit(new ChaosRun(options).run());
