@@ -6,12 +6,10 @@ import com.rabbitmq.client.Connection;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.system.Replay;
 import dev.outboxinbox.system.SystemUnderTest;
 import java.nio.charset.StandardCharsets;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -62,37 +60,17 @@ final class Injections {
         }
     }
 
-    /** Publishes {@code count} events from the outbox again, exactly as the relay published them. */
+    /** Publishes {@code count} events from the outbox again (drawn from the newest 500), exactly as the relay published them. */
     void republish(int count) throws Exception {
-        List<Map<String, Object>> events = new ArrayList<>();
-        try (var c = system.orders().connect(); Statement sql = c.createStatement();
-             ResultSet rs = sql.executeQuery("SELECT id::text, aggregatetype, aggregateid, type, schema_version, payload::text"
-                     + " FROM outbox ORDER BY occurred_at DESC LIMIT 500")) {
-            while (rs.next()) {
-                events.add(Map.of("id", rs.getString(1), "exchange", rs.getString(2), "aggregateid", rs.getString(3),
-                        "type", rs.getString(4), "version", rs.getInt(5), "payload", rs.getString(6)));
-            }
-        }
-        if (events.isEmpty()) {
+        List<Replay.OutboxEvent> recent = Replay.newest(system.orders(), 500);
+        if (recent.isEmpty()) {
             return;
         }
-        try (Connection connection = system.broker().connectionFactory().newConnection("chaos-republish");
-             Channel channel = connection.createChannel()) {
-            channel.confirmSelect();
-            for (int i = 0; i < count; i++) {
-                Map<String, Object> event = events.get(random.nextInt(events.size()));
-                Map<String, Object> headers = new HashMap<>();
-                headers.put(MessageHeaders.AGGREGATE_TYPE, event.get("exchange"));
-                headers.put(MessageHeaders.AGGREGATE_ID, event.get("aggregateid"));
-                headers.put(MessageHeaders.SCHEMA_VERSION, event.get("version"));
-                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                        .messageId((String) event.get("id")).type((String) event.get("type"))
-                        .contentType(MessageHeaders.CONTENT_TYPE).deliveryMode(2).headers(headers).build();
-                channel.basicPublish((String) event.get("exchange"), (String) event.get("type"), true, properties,
-                        ((String) event.get("payload")).getBytes(StandardCharsets.UTF_8));
-            }
-            channel.waitForConfirmsOrDie(10_000);
-            republished += count;
+        List<Replay.OutboxEvent> chosen = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            chosen.add(recent.get(random.nextInt(recent.size())));
         }
+        Replay.publish(system.broker(), chosen);
+        republished += count;
     }
 }

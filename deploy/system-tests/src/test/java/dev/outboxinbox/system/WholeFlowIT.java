@@ -5,21 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
-import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.io.File;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -129,42 +123,19 @@ class WholeFlowIT {
     @Test
     @Order(3)
     void anEventRepublishedStraightToTheBrokerChangesNothing() throws Exception {
-        Map<String, Object> event = newestOutboxEvent();
+        List<Replay.OutboxEvent> newest = Replay.newest(system.orders(), 1);
+        assertThat(newest).hasSize(1);
         Map<String, Integer> stockBefore = stock();
         long inboxBefore = count(system.inventory(), "SELECT count(*) FROM inbox");
         double duplicatesBefore = duplicatesCounted();
 
-        // Exactly as the relay published it: same message id, routing key, headers and body.
-        try (Connection connection = system.broker().connectionFactory().newConnection("republish");
-             Channel channel = connection.createChannel()) {
-            channel.confirmSelect();
-            Map<String, Object> headers = new HashMap<>();
-            headers.put(MessageHeaders.AGGREGATE_TYPE, event.get("aggregatetype"));
-            headers.put(MessageHeaders.AGGREGATE_ID, event.get("aggregateid"));
-            headers.put(MessageHeaders.SCHEMA_VERSION, event.get("schema_version"));
-            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                    .messageId((String) event.get("id")).type((String) event.get("type"))
-                    .contentType(MessageHeaders.CONTENT_TYPE).deliveryMode(2).headers(headers).build();
-            channel.basicPublish((String) event.get("aggregatetype"), (String) event.get("type"), true, properties,
-                    ((String) event.get("payload")).getBytes(StandardCharsets.UTF_8));
-            channel.waitForConfirmsOrDie(10_000);
-        }
+        Replay.publish(system.broker(), newest);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> duplicatesCounted() > duplicatesBefore);
         assertThat(stock()).as("stock after the duplicate").isEqualTo(stockBefore);
         assertThat(count(system.inventory(), "SELECT count(*) FROM inbox")).as("inbox rows").isEqualTo(inboxBefore);
         VerificationReport report = verifier.verify(placed, Set.of(), null, new Verifier.Settling(0, 0), Duration.ZERO);
         assertThat(report.violations()).as(report.toText()).isEmpty();
-    }
-
-    private static Map<String, Object> newestOutboxEvent() throws Exception {
-        try (var c = system.orders().connect(); Statement sql = c.createStatement();
-             ResultSet rs = sql.executeQuery("SELECT id::text, aggregatetype, aggregateid, type, schema_version, payload::text"
-                     + " FROM outbox ORDER BY occurred_at DESC LIMIT 1")) {
-            assertThat(rs.next()).isTrue();
-            return Map.of("id", rs.getString(1), "aggregatetype", rs.getString(2), "aggregateid", rs.getString(3),
-                    "type", rs.getString(4), "schema_version", rs.getInt(5), "payload", rs.getString(6));
-        }
     }
 
     private static Map<String, Integer> stock() throws Exception {
