@@ -38,6 +38,8 @@ public final class ChaosRun {
             "full", Map.of("orders", "12000", "rate", "40", "broker-restarts", "10", "broker-node-restarts", "2",
                     "kills", "3", "postgres-restarts", "2", "broker-down-while-relay-starts", "2", "poison", "2", "republish", "2"));
 
+    private static final long START = System.nanoTime();
+
     private final Map<String, String> options;
     private final long started = System.nanoTime();
     private final AtomicReference<String> now = new AtomicReference<>("load starting");
@@ -223,8 +225,6 @@ public final class ChaosRun {
     private long elapsedMillis() {
         return (System.nanoTime() - started) / 1_000_000;
     }
-
-    private static final long START = System.nanoTime();
 
     private static void say(String format, Object... args) {
         System.out.printf("[chaos %6.1f s] %s%n", (System.nanoTime() - START) / 1e9, args.length == 0 ? format : format.formatted(args));
