@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by deploy/local/up, down and status (and deploy/chaos). Source it; it defines no side effects.
 # The system on this machine's own PostgreSQL and RabbitMQ: the variables and topology of
 # docker-compose.yml, with the hosts at 127.0.0.1.
