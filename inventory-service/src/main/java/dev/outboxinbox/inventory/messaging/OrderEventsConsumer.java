@@ -48,7 +48,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public class OrderEventsConsumer {
 
     private static final long MIN_BACKOFF_MILLIS = 500;
-    private static final long MAX_BACKOFF_MILLIS = 15_000;
+    // Short: a consumer idle while the broker is back only lets the queue grow.
+    private static final long MAX_BACKOFF_MILLIS = 5_000;
 
     private final MessageClassifier classifier;
     private final InboxBatcher inbox;
