@@ -202,8 +202,14 @@ public class OrderEventsConsumer {
 
         private void receive(Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
             inFlight.incrementAndGet();
-            Classification classification = classifier.classify(properties.getMessageId(), properties.getType(),
-                    properties.getHeaders(), body);
+            Classification classification;
+            try {
+                classification = classifier.classify(properties.getMessageId(), properties.getType(),
+                        properties.getHeaders(), body);
+            } catch (RuntimeException e) {
+                // A message the door cannot even read would otherwise close the channel and come back forever.
+                classification = new Classification.Rejected("unreadable: " + e);
+            }
             if (classification instanceof Classification.Rejected rejected) {
                 park(envelope, properties, body, rejected.reason());
                 return;
