@@ -1,11 +1,14 @@
 package dev.outboxinbox.relay;
 
 import java.util.Properties;
+import java.util.regex.Pattern;
 
 /** The embedded engine's configuration, derived from {@link RelayConfig}. Every choice here is a delivery guarantee. */
 final class DebeziumProperties {
 
     static final String HEARTBEAT_MESSAGE_PREFIX = "outbox-relay-heartbeat";
+    /** Debezium names every topic it makes after this prefix; the outbox router renames only outbox inserts. */
+    static final String TOPIC_PREFIX = "outbox-relay";
 
     private DebeziumProperties() {
     }
@@ -17,7 +20,7 @@ final class DebeziumProperties {
         p.setProperty("name", "outbox-relay");
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
         // The offsets key includes topic.prefix: changing it forgets the stored position.
-        p.setProperty("topic.prefix", "outbox-relay");
+        p.setProperty("topic.prefix", TOPIC_PREFIX);
 
         // Offsets live in PostgreSQL, written after every batch that was confirmed whole.
         p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
@@ -61,6 +64,13 @@ final class DebeziumProperties {
         // The outbox event router: exchange = aggregatetype, routing key = type, message_id = id.
         p.setProperty("transforms", "outbox");
         p.setProperty("transforms.outbox.type", "io.debezium.transforms.outbox.EventRouter");
+        // Only the outbox table's changes are outbox events. Anything else the slot decodes (another
+        // tool's pg_logical_emit_message, a table someone added to the publication) keeps its
+        // Debezium topic and is skipped by OutboxBatchHandler, never a reason to stop.
+        p.setProperty("transforms.outbox.predicate", "isOutboxTable");
+        p.setProperty("predicates", "isOutboxTable");
+        p.setProperty("predicates.isOutboxTable.type", "org.apache.kafka.connect.transforms.predicates.TopicNameMatches");
+        p.setProperty("predicates.isOutboxTable.pattern", Pattern.quote(TOPIC_PREFIX + "." + source.table()));
         p.setProperty("transforms.outbox.route.by.field", "aggregatetype");
         p.setProperty("transforms.outbox.route.topic.replacement", "${routedByValue}");
         p.setProperty("transforms.outbox.table.field.event.id", "id");

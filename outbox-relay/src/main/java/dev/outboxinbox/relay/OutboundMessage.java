@@ -19,14 +19,33 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
     static final String ROUTER_EVENT_ID = "id";
     static final String ROUTER_TYPE = "type";
 
+    /**
+     * Whether the outbox event router shaped this record: it alone adds the event-id header. Heartbeats,
+     * other tables' changes and logical messages reach the relay untouched (the router's predicate).
+     */
+    static boolean isRouted(SourceRecord record) {
+        return header(record, ROUTER_EVENT_ID) != null;
+    }
+
     static OutboundMessage from(SourceRecord record) {
         String eventId = requiredHeader(record, ROUTER_EVENT_ID);
-        String type = requiredHeader(record, ROUTER_TYPE);
+        Object value = record.value();
+        if (value == null) {
+            throw new IllegalStateException("Outbox event " + eventId + " has no payload");
+        }
+        return of(eventId, record.topic(), String.valueOf(record.key()), requiredHeader(record, ROUTER_TYPE),
+                Integer.parseInt(requiredHeader(record, MessageHeaders.SCHEMA_VERSION)),
+                header(record, MessageHeaders.TRACEPARENT),
+                record.timestamp() != null ? record.timestamp() : System.currentTimeMillis(), value.toString());
+    }
+
+    /** The one place an outbox event becomes an AMQP message, whether it was read from the WAL or from the table. */
+    static OutboundMessage of(String eventId, String aggregateType, String aggregateId, String type, int schemaVersion,
+                              String traceparent, long timestampMillis, String payload) {
         Map<String, Object> headers = new HashMap<>();
-        headers.put(MessageHeaders.AGGREGATE_TYPE, record.topic());
-        headers.put(MessageHeaders.AGGREGATE_ID, String.valueOf(record.key()));
-        headers.put(MessageHeaders.SCHEMA_VERSION, Integer.valueOf(requiredHeader(record, MessageHeaders.SCHEMA_VERSION)));
-        String traceparent = header(record, MessageHeaders.TRACEPARENT);
+        headers.put(MessageHeaders.AGGREGATE_TYPE, aggregateType);
+        headers.put(MessageHeaders.AGGREGATE_ID, aggregateId);
+        headers.put(MessageHeaders.SCHEMA_VERSION, schemaVersion);
         if (traceparent != null) {
             headers.put(MessageHeaders.TRACEPARENT, traceparent);
         }
@@ -35,14 +54,10 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
                 .type(type)
                 .contentType(MessageHeaders.CONTENT_TYPE)
                 .deliveryMode(2)
-                .timestamp(new Date(record.timestamp() != null ? record.timestamp() : System.currentTimeMillis()))
+                .timestamp(new Date(timestampMillis))
                 .headers(headers)
                 .build();
-        Object value = record.value();
-        if (value == null) {
-            throw new IllegalStateException("Outbox event " + eventId + " has no payload");
-        }
-        return new OutboundMessage(eventId, record.topic(), type, properties, value.toString().getBytes(StandardCharsets.UTF_8));
+        return new OutboundMessage(eventId, aggregateType, type, properties, payload.getBytes(StandardCharsets.UTF_8));
     }
 
     private static String requiredHeader(SourceRecord record, String name) {

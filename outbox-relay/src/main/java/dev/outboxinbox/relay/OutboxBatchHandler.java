@@ -72,11 +72,21 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
                                   DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
         List<OutboundMessage> messages = new ArrayList<>(records.size());
+        String skipped = null;
+        int skips = 0;
         for (RecordChangeEvent<SourceRecord> event : records) {
             SourceRecord record = event.record();
-            if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
+            if (OutboundMessage.isRouted(record)) {
                 messages.add(OutboundMessage.from(record));
+            } else if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
+                skipped = record.topic();
+                skips++;
             }
+        }
+        if (skips > 0) {
+            // Marked processed below with the rest: the slot moves past them.
+            Log.infof("Skipped %d WAL record(s) that are not outbox inserts (last on %s)", skips, skipped);
+            status.skipped(skips);
         }
         publishWholeBatch(messages);
         for (RecordChangeEvent<SourceRecord> event : records) {

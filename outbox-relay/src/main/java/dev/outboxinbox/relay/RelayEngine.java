@@ -29,16 +29,19 @@ public class RelayEngine {
     private final RelayConfig config;
     private final OutboxBatchHandler handler;
     private final ConfirmingPublisher publisher;
+    private final SlotRecovery recovery;
     private final RelayStatus status;
     private final Backoff backoff;
     private final ExecutorService supervisor = Executors.newSingleThreadExecutor(r -> new Thread(r, "relay-engine"));
     private final AtomicReference<DebeziumEngine<RecordChangeEvent<SourceRecord>>> engine = new AtomicReference<>();
     private volatile boolean stopping;
 
-    RelayEngine(RelayConfig config, OutboxBatchHandler handler, ConfirmingPublisher publisher, RelayStatus status) {
+    RelayEngine(RelayConfig config, OutboxBatchHandler handler, ConfirmingPublisher publisher, SlotRecovery recovery,
+                RelayStatus status) {
         this.config = config;
         this.handler = handler;
         this.publisher = publisher;
+        this.recovery = recovery;
         this.status = status;
         this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
     }
@@ -71,29 +74,15 @@ public class RelayEngine {
         while (!stopping) {
             long committedBefore = status.published();
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            DebeziumEngine<RecordChangeEvent<SourceRecord>> current = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                    .using(DebeziumProperties.of(config))
-                    .using(new DebeziumEngine.ConnectorCallback() {
-                        @Override
-                        public void taskStarted() {
-                            status.engineStarted();
-                            Log.infof("Streaming outbox inserts from slot %s", config.source().slot());
-                        }
-                    })
-                    .using((success, message, error) -> {
-                        if (!success) {
-                            failure.set(error != null ? error : new IllegalStateException(message));
-                        }
-                    })
-                    .notifying(handler)
-                    .build();
-            engine.set(current);
             try {
-                current.run();
-            } catch (RuntimeException e) {
+                recovery.ensureSlotAndRecover();
+                runEngine(failure);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
                 failure.set(e);
             }
-            engine.set(null);
             if (stopping) {
                 return;
             }
@@ -110,6 +99,32 @@ public class RelayEngine {
                 return;
             }
         }
+    }
+
+    private void runEngine(AtomicReference<Throwable> failure) {
+        DebeziumEngine<RecordChangeEvent<SourceRecord>> current = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                .using(DebeziumProperties.of(config))
+                .using(new DebeziumEngine.ConnectorCallback() {
+                    @Override
+                    public void taskStarted() {
+                        status.engineStarted();
+                        Log.infof("Streaming outbox inserts from slot %s", config.source().slot());
+                    }
+                })
+                .using((success, message, error) -> {
+                    if (!success) {
+                        failure.set(error != null ? error : new IllegalStateException(message));
+                    }
+                })
+                .notifying(handler)
+                .build();
+        engine.set(current);
+        try {
+            current.run();
+        } catch (RuntimeException e) {
+            failure.set(e);
+        }
+        engine.set(null);
     }
 
     private static String rootMessage(Throwable t) {

@@ -29,12 +29,16 @@ public class RelayReadiness implements HealthCheck {
                 .status(status.healthy() && brokerUp)
                 .withData("broker", brokerUp ? "connected" : "unreachable")
                 .withData("published", status.published())
-                .withData("failedAttempts", status.failedAttempts());
+                .withData("failedAttempts", status.failedAttempts())
+                .withData("skippedNotOutbox", status.skipped());
         if (status.problem() != null) {
             response.withData("problem", status.problem());
         }
         if (!status.unroutable().isEmpty()) {
             response.withData("unroutable", String.join("; ", status.unroutable()));
+        }
+        if (status.lastRecovery() != null) {
+            response.withData("lastRecovery", status.lastRecovery());
         }
         if (status.lastCommit() != null) {
             response.withData("lastCommit", status.lastCommit().toString());

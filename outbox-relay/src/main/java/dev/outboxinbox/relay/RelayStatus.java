@@ -11,6 +11,9 @@ public class RelayStatus {
 
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failedAttempts = new AtomicLong();
+    private final AtomicLong skipped = new AtomicLong();
+    private final AtomicLong recoveredEvents = new AtomicLong();
+    private volatile String lastRecovery;
     private volatile boolean streaming;
     private volatile String problem = "starting";
     private volatile List<String> unroutable = List.of();
@@ -33,6 +36,15 @@ public class RelayStatus {
         unroutable = List.of();
     }
 
+    void recovered(long events, String reason) {
+        recoveredEvents.addAndGet(events);
+        lastRecovery = reason + ": " + events + " events republished from the outbox table at " + Instant.now();
+    }
+
+    void skipped(int records) {
+        skipped.addAndGet(records);
+    }
+
     void attemptFailed(PublishFailedException e) {
         failedAttempts.incrementAndGet();
         problem = e.getMessage();
@@ -53,6 +65,20 @@ public class RelayStatus {
 
     public long published() {
         return published.get();
+    }
+
+    /** WAL records that were not outbox inserts, acknowledged without publishing. */
+    public long skipped() {
+        return skipped.get();
+    }
+
+    /** Events republished from the outbox table because the slot could not have held them; null if none. */
+    public String lastRecovery() {
+        return lastRecovery;
+    }
+
+    public long recoveredEvents() {
+        return recoveredEvents.get();
     }
 
     public long failedAttempts() {

@@ -64,6 +64,25 @@ class RelayTest {
     }
 
     @Test
+    void walRecordsThatAreNotOutboxInsertsAreSkippedAndTheSlotMovesOn() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-test.foreign-wal");
+        // Another tool's logical message, and a table someone added to the relay's publication.
+        RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
+                "SELECT pg_logical_emit_message(true, 'another-tool', 'not an outbox event')",
+                "SELECT pg_logical_emit_message(false, 'another-tool', 'nor this, outside a transaction')",
+                "CREATE TABLE IF NOT EXISTS audit_log (id serial PRIMARY KEY, note text)",
+                "ALTER PUBLICATION outbox_publication ADD TABLE audit_log",
+                "INSERT INTO audit_log (note) VALUES ('not an outbox event either')");
+        List<String> after = RelayFixture.insertOrderCreated(3, null);
+        RelayFixture.RawEvent last = RelayFixture.insertRaw("orders", OrderCreated.TYPE);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> queue.drain().size() == 4);
+        assertThat(queue.messageIds()).containsAll(after).contains(last.id());
+        await().atMost(Duration.ofSeconds(30)).until(() -> RelayFixture.slotConfirmedPast(last.walPositionBeforeCommit()));
+        given().get("/q/health/ready").then().statusCode(200);
+    }
+
+    @Test
     void anUnroutableEventHoldsTheOffsetAndTheRelayIsNotReadyUntilAQueueIsBound() throws Exception {
         RelayFixture.RawEvent event = RelayFixture.insertRaw("unbound", "NobodyListens");
         String eventId = event.id();

@@ -23,6 +23,16 @@ public record PostgresEndpoint(String host, int port, String user, String passwo
         }
     }
 
+    /** The first column of the first row, as text (null if there is no row). */
+    public String query(String database, String sql) {
+        try (Connection c = connect(database); Statement statement = c.createStatement();
+             java.sql.ResultSet rs = statement.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException("On " + database + ": " + sql, e);
+        }
+    }
+
     public Connection connect(String database) throws SQLException {
         return DriverManager.getConnection(jdbcUrl(database), user, password);
     }

@@ -70,12 +70,18 @@ public final class ServiceProcess {
     public ServiceProcess awaitReady(Duration atMost) {
         HttpClient http = HttpClient.newHttpClient();
         HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/health/ready")).build();
-        await().atMost(atMost).ignoreExceptions().until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the service exited with " + process.exitValue());
-            }
-            return http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        });
+        try {
+            await().atMost(atMost).ignoreExceptions().until(() -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("the service exited with " + process.exitValue());
+                }
+                return http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            });
+        } catch (RuntimeException notReady) {
+            // A failed test must not leave the process behind, holding its port, slot or queue.
+            process.destroyForcibly();
+            throw notReady;
+        }
         return this;
     }
 

@@ -1,0 +1,235 @@
+package dev.outboxinbox.relay;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.logging.Log;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Closes the one gap the WAL cannot: events committed while no slot kept the WAL for the relay.
+ * That happens before the relay's first start (unless the deployment made the slot first), after a
+ * reset that dropped the slot, after a failover to a standby (PostgreSQL 15 does not copy slots),
+ * and when PostgreSQL invalidated the slot because it retained more than
+ * {@code max_slot_wal_keep_size}.
+ *
+ * <p>Before every engine start it compares the slot with the relay's stored offset. A slot that is
+ * missing or lost is made anew; a slot confirmed beyond the stored offset is not the one the relay
+ * was reading (it was recreated behind its back). In each case the events in between exist only in
+ * the outbox table, so every row still there is published again, confirmed, before streaming
+ * starts; the consumers' inboxes absorb the copies. The order of steps is what makes it safe:
+ * <ol>
+ *   <li>a marker is committed in the relay's own database, so a crash at any later step repeats the
+ *       recovery instead of forgetting it;</li>
+ *   <li>the slot is created, so every commit from now on is kept in the WAL for the relay;</li>
+ *   <li>the outbox table is read, after the slot exists: a row committed before the read is in it,
+ *       a row committed after is in the slot. Nothing falls between;</li>
+ *   <li>the marker and the stale offset are deleted together: Debezium starts at the slot.</li>
+ * </ol>
+ * The window this covers is the outbox's retention ({@code OUTBOX_RETENTION} in order-service,
+ * 1 h by default): an event purged before the relay came back cannot be recovered from the table.
+ */
+@ApplicationScoped
+class SlotRecovery {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int BATCH = 1_000;
+
+    private final RelayConfig.Source source;
+    private final RelayConfig.Offsets offsets;
+    private final ConfirmingPublisher publisher;
+    private final RelayStatus status;
+
+    SlotRecovery(RelayConfig config, ConfirmingPublisher publisher, RelayStatus status) {
+        this.source = config.source();
+        this.offsets = config.offsets();
+        this.publisher = publisher;
+        this.status = status;
+    }
+
+    /** The slot as PostgreSQL reports it: where its consumer confirmed up to, and whether its WAL is still there. */
+    record Slot(long confirmedFlush, boolean lost) {
+    }
+
+    /** Makes sure the slot exists and nothing committed outside of it is missed; throws to be retried with backoff. */
+    void ensureSlotAndRecover() throws SQLException, PublishFailedException, InterruptedException {
+        try (Connection sourceDb = connectSource(); Connection offsetsDb = connectOffsets()) {
+            createMarkerTable(offsetsDb);
+            Optional<Slot> slot = slot(sourceDb);
+            Optional<Long> stored = storedOffset(offsetsDb);
+            String reason = slot.isEmpty() ? "slot " + source.slot() + " did not exist"
+                    : slot.get().lost() ? "slot " + source.slot() + " was invalidated (its WAL is gone)"
+                    : stored.isPresent() && slot.get().confirmedFlush() > stored.get()
+                            ? "slot " + source.slot() + " is confirmed past the relay's offset (" + slot.get().confirmedFlush()
+                                    + " > " + stored.get() + "): it was recreated"
+                            : null;
+            if (reason != null) {
+                mark(offsetsDb, reason);
+            }
+            Optional<String> pending = marker(offsetsDb);
+            if (pending.isEmpty()) {
+                return;
+            }
+            Log.warnf("Recovering events the WAL may not hold for the relay: %s", pending.get());
+            if (slot.isPresent() && slot.get().lost()) {
+                execute(sourceDb, "SELECT pg_drop_replication_slot(?)", source.slot());
+            }
+            if (slot.isEmpty() || slot.get().lost()) {
+                execute(sourceDb, "SELECT pg_create_logical_replication_slot(?, 'pgoutput')", source.slot());
+                Log.infof("Created replication slot %s", source.slot());
+            }
+            long published = publishOutboxTable(sourceDb);
+            clear(offsetsDb);
+            status.recovered(published, pending.get());
+            Log.warnf("Recovery done: %d outbox rows republished from the table; streaming starts at slot %s",
+                    published, source.slot());
+        }
+    }
+
+    private Connection connectSource() throws SQLException {
+        return DriverManager.getConnection("jdbc:postgresql://" + source.host() + ":" + source.port() + "/" + source.database(),
+                source.user(), source.password());
+    }
+
+    private Connection connectOffsets() throws SQLException {
+        return DriverManager.getConnection(offsets.jdbcUrl(), offsets.user(), offsets.password());
+    }
+
+    private Optional<Slot> slot(Connection sourceDb) throws SQLException {
+        try (PreparedStatement query = sourceDb.prepareStatement("""
+                SELECT (confirmed_flush_lsn - '0/0'::pg_lsn)::bigint, wal_status = 'lost'
+                FROM pg_replication_slots WHERE slot_name = ? AND database = current_database()""")) {
+            query.setString(1, source.slot());
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() ? Optional.of(new Slot(rs.getLong(1), rs.getBoolean(2))) : Optional.empty();
+            }
+        }
+    }
+
+    /** The highest WAL position in Debezium's stored offset for this relay, if it has one. */
+    private Optional<Long> storedOffset(Connection offsetsDb) throws SQLException {
+        if (!tableExists(offsetsDb, offsets.table())) {
+            return Optional.empty();
+        }
+        long highest = -1;
+        try (Statement query = offsetsDb.createStatement();
+             ResultSet rs = query.executeQuery("SELECT offset_key, offset_val FROM " + offsets.table())) {
+            while (rs.next()) {
+                if (rs.getString(1) == null || !rs.getString(1).contains("\"" + DebeziumProperties.TOPIC_PREFIX + "\"")) {
+                    continue;
+                }
+                try {
+                    JsonNode offset = JSON.readTree(rs.getString(2));
+                    for (String key : List.of("lsn", "lsn_commit", "lsn_proc")) {
+                        if (offset.path(key).canConvertToLong()) {
+                            highest = Math.max(highest, offset.path(key).asLong());
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    throw new IllegalStateException("Unreadable offset in " + offsets.table() + ": " + rs.getString(2), e);
+                }
+            }
+        }
+        return highest < 0 ? Optional.empty() : Optional.of(highest);
+    }
+
+    private void createMarkerTable(Connection offsetsDb) throws SQLException {
+        try (Statement ddl = offsetsDb.createStatement()) {
+            ddl.execute("""
+                    CREATE TABLE IF NOT EXISTS relay_slot_recovery (
+                        slot_name varchar(64) PRIMARY KEY,
+                        reason    text        NOT NULL,
+                        since     timestamptz NOT NULL DEFAULT now())""");
+        }
+    }
+
+    private void mark(Connection offsetsDb, String reason) throws SQLException {
+        execute(offsetsDb, "INSERT INTO relay_slot_recovery (slot_name, reason) VALUES (?, ?) ON CONFLICT (slot_name) DO NOTHING",
+                source.slot(), reason);
+    }
+
+    private Optional<String> marker(Connection offsetsDb) throws SQLException {
+        try (PreparedStatement query = offsetsDb.prepareStatement(
+                "SELECT reason || ' (since ' || since || ')' FROM relay_slot_recovery WHERE slot_name = ?")) {
+            query.setString(1, source.slot());
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
+    /** The offset belonged to the old slot: without it, Debezium starts where the new slot stands. */
+    private void clear(Connection offsetsDb) throws SQLException {
+        offsetsDb.setAutoCommit(false);
+        try {
+            if (tableExists(offsetsDb, offsets.table())) {
+                try (Statement delete = offsetsDb.createStatement()) {
+                    delete.executeUpdate("DELETE FROM " + offsets.table());
+                }
+            }
+            execute(offsetsDb, "DELETE FROM relay_slot_recovery WHERE slot_name = ?", source.slot());
+            offsetsDb.commit();
+        } catch (SQLException e) {
+            offsetsDb.rollback();
+            throw e;
+        } finally {
+            offsetsDb.setAutoCommit(true);
+        }
+    }
+
+    /** Every row still in the outbox, oldest first, in confirmed batches. */
+    private long publishOutboxTable(Connection sourceDb) throws SQLException, PublishFailedException, InterruptedException {
+        long published = 0;
+        sourceDb.setAutoCommit(false); // a cursor, not the whole table in memory
+        try (Statement query = sourceDb.createStatement()) {
+            query.setFetchSize(BATCH);
+            try (ResultSet rs = query.executeQuery("""
+                    SELECT id::text, aggregatetype, aggregateid, type, schema_version, traceparent,
+                           (extract(epoch FROM occurred_at) * 1000)::bigint, payload::text
+                    FROM %s ORDER BY occurred_at""".formatted(source.table()))) {
+                List<OutboundMessage> batch = new ArrayList<>(BATCH);
+                while (rs.next()) {
+                    batch.add(OutboundMessage.of(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getInt(5), rs.getString(6), rs.getLong(7), rs.getString(8)));
+                    if (batch.size() == BATCH) {
+                        publisher.publish(batch);
+                        published += batch.size();
+                        batch.clear();
+                    }
+                }
+                publisher.publish(batch);
+                published += batch.size();
+            }
+        } finally {
+            sourceDb.rollback();
+            sourceDb.setAutoCommit(true);
+        }
+        return published;
+    }
+
+    private static boolean tableExists(Connection c, String table) throws SQLException {
+        try (PreparedStatement query = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            query.setString(1, table);
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    private static void execute(Connection c, String sql, String... parameters) throws SQLException {
+        try (PreparedStatement statement = c.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                statement.setString(i + 1, parameters[i]);
+            }
+            statement.execute();
+        }
+    }
+}
