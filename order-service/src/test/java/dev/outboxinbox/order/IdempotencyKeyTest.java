@@ -53,6 +53,19 @@ class IdempotencyKeyTest {
         assertThat(db.count("SELECT count(*) FROM outbox WHERE aggregateid = ?", (String) first.path("id"))).isOne();
     }
 
+    /** A customerId holding what the old fingerprint used as separators encoded like another request. */
+    @Test
+    void aCustomerIdThatLooksLikeALineCannotPassForAnotherRequest() {
+        String key = UUID.randomUUID().toString();
+        post(key, """
+                {"customerId": "c\\nSKU-APPLE\\t1", "lines": [{"sku": "SKU-PEAR", "quantity": 2}]}""")
+                .then().statusCode(201);
+
+        post(key, """
+                {"customerId": "c", "lines": [{"sku": "SKU-APPLE", "quantity": 1}, {"sku": "SKU-PEAR", "quantity": 2}]}""")
+                .then().statusCode(422).contentType("application/problem+json");
+    }
+
     @Test
     void theSameKeyWithADifferentBodyIsA422AndWritesNothing() {
         String key = UUID.randomUUID().toString();

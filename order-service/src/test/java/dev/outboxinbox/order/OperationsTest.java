@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 
+import dev.outboxinbox.order.domain.IdempotencyKeyPurge;
 import dev.outboxinbox.order.outbox.OutboxPurge;
+import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,9 @@ class OperationsTest {
 
     @Inject
     OutboxPurge purge;
+
+    @Inject
+    IdempotencyKeyPurge keyPurge;
 
     @Test
     void readinessReportsTheDatabase() {
@@ -39,6 +44,27 @@ class OperationsTest {
 
         assertThat(db.count("SELECT count(*) FROM outbox WHERE id = ?", old)).isZero();
         assertThat(db.count("SELECT count(*) FROM outbox WHERE id = ?", recent)).isOne();
+    }
+
+    @Test
+    void anIdempotencyKeyPastItsRetentionIsForgottenAndPlacesANewOrder() {
+        String expired = "expired-" + UUID.randomUUID();
+        String fresh = "fresh-" + UUID.randomUUID();
+        String firstOrder = place(expired);
+        place(fresh);
+        db.execute("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = '" + expired + "'");
+
+        assertThat(keyPurge.purge()).isPositive();
+
+        assertThat(db.count("SELECT count(*) FROM idempotency_keys WHERE idempotency_key = ?", expired)).isZero();
+        assertThat(db.count("SELECT count(*) FROM idempotency_keys WHERE idempotency_key = ?", fresh)).isOne();
+        assertThat(place(expired)).as("a forgotten key is a new request").isNotEqualTo(firstOrder);
+    }
+
+    private static String place(String key) {
+        return given().contentType(ContentType.JSON).header("Idempotency-Key", key)
+                .body(PlacingAnOrderTest.body("retention-" + key)).post("/orders")
+                .then().statusCode(201).extract().path("id");
     }
 
     @Test

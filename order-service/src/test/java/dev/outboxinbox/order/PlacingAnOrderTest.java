@@ -2,7 +2,9 @@ package dev.outboxinbox.order;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.outboxinbox.events.EventSchema;
@@ -108,7 +110,10 @@ class PlacingAnOrderTest {
                     WHEN (NEW.payload->>'customerId' = '%1$s') EXECUTE FUNCTION fail_outbox_insert();
                 """.formatted(customer));
         try {
-            post(body(customer)).then().statusCode(500).contentType("application/problem+json");
+            post(body(customer)).then().statusCode(500).contentType("application/problem+json")
+                    .body("detail", containsString("whether the order was placed is unknown"))
+                    .body("detail", containsString("Retry with the same Idempotency-Key"))
+                    .body("detail", not(containsString("nothing was written")));
 
             assertThat(db.count("SELECT last_value FROM order_insert_probe WHERE is_called"))
                     .as("the order row was inserted before the outbox insert failed").isOne();

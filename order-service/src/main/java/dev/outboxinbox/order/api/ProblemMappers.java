@@ -79,12 +79,18 @@ public class ProblemMappers {
         return Problem.response(status, type.getReasonPhrase(), e.getMessage());
     }
 
-    /** Anything else is our fault: log it whole, tell the client only that it failed and nothing was written. */
+    /**
+     * Anything else is our fault. Whether the transaction committed is not known here (a connection
+     * lost during COMMIT fails the request after the database may have committed it), so the client
+     * is told so, and how to find out safely: retry with the same key.
+     */
     @ServerExceptionMapper
     public Response unexpected(Exception e) {
-        Log.error("Request failed; its transaction was rolled back", e);
+        Log.error("Request failed; whether its transaction committed is unknown", e);
         return Problem.response(500, "Internal error",
-                "The request failed and nothing was written; it is safe to retry with the same Idempotency-Key");
+                "The request failed, and whether the order was placed is unknown. Retry with the same Idempotency-Key:"
+                        + " if it was placed you get that order back, never a second one. Without an Idempotency-Key,"
+                        + " a retry may place a second order.");
     }
 
     /** {@code place.request.lines[0].quantity} → {@code lines[0].quantity}: the path inside the body. */

@@ -20,15 +20,28 @@ public record PlaceOrder(String customerId, List<OrderLine> lines, Optional<Stri
         lines = List.copyOf(lines);
     }
 
-    /** What must be equal for a retry with the same key to count as the same request. */
+    /**
+     * What must be equal for a retry with the same key to count as the same request: every field,
+     * each prefixed with its length, so that no customerId or SKU, whatever characters it holds, can
+     * make one request encode like another.
+     */
     String fingerprint() {
-        StringBuilder canonical = new StringBuilder(customerId);
-        lines.forEach(line -> canonical.append('\n').append(line.sku).append('\t').append(line.quantity));
+        StringBuilder canonical = new StringBuilder();
+        field(canonical, customerId);
+        canonical.append(lines.size()).append(';');
+        lines.forEach(line -> {
+            field(canonical, line.sku);
+            canonical.append(line.quantity).append(';');
+        });
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("Every Java platform has SHA-256", e);
         }
+    }
+
+    private static void field(StringBuilder canonical, String value) {
+        canonical.append(value.length()).append(':').append(value);
     }
 }

@@ -1,7 +1,7 @@
 package dev.outboxinbox.order.outbox;
 
 import io.quarkus.logging.Log;
-import io.quarkus.narayana.jta.QuarkusTransaction;
+import dev.outboxinbox.order.BatchedDelete;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -34,17 +34,7 @@ public class OutboxPurge {
 
     /** @return how many rows were deleted */
     public long purge() {
-        Instant horizon = Instant.now().minus(config.retention());
-        long total = 0;
-        int deleted;
-        do {
-            deleted = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery("""
-                            DELETE FROM outbox WHERE id IN (
-                                SELECT id FROM outbox WHERE occurred_at < ?1 ORDER BY occurred_at LIMIT ?2)""")
-                    .setParameter(1, horizon).setParameter(2, config.purgeBatchSize())
-                    .executeUpdate());
-            total += deleted;
-        } while (deleted == config.purgeBatchSize());
-        return total;
+        return BatchedDelete.olderThan(em, "outbox", "id", "occurred_at", Instant.now().minus(config.retention()),
+                config.purgeBatchSize());
     }
 }
