@@ -25,6 +25,12 @@ load_env() {
     export RABBITMQ_HOST=${RABBITMQ_HOST:-127.0.0.1} RABBITMQ_PORT=${RABBITMQ_PORT:-5672}
 }
 
+# The topology into the local broker. Through standard input: given a path, the broker node reads
+# the file as its own user, which cannot read a checkout in a private home directory.
+import_broker_definitions() {
+    rabbitmqctl -q import_definitions < "$1" > /dev/null
+}
+
 check_service_name() {
     local s
     for s in "${SERVICES[@]}"; do [[ $s == "$1" ]] && return 0; done

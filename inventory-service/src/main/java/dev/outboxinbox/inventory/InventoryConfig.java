@@ -33,15 +33,15 @@ public interface InventoryConfig {
         @WithDefault("65536")
         int maxMessageBytes();
 
-        /** Attempts at a batch that fails for a transient reason (database down) before its messages are requeued. */
-        @WithDefault("20")
-        int transientAttempts();
-
-        /** First pause after a transient failure; doubles up to {@link #maxBackoff()}. */
+        /**
+         * First pause after a failed batch; doubles up to {@link #maxBackoff()}. During an outage the
+         * batch is retried at that pace for as long as the outage lasts: nothing is requeued or parked.
+         */
         @WithDefault("PT0.1S")
         Duration initialBackoff();
 
-        @WithDefault("PT15S")
+        /** The longest pause between attempts during an outage: also the most time lost after it ends. */
+        @WithDefault("PT5S")
         Duration maxBackoff();
     }
 
@@ -67,8 +67,9 @@ public interface InventoryConfig {
         /**
          * Applies every delivery, duplicates included: the inbox does not decide and the outcome
          * key does not guard. It exists for one reason: deploy/chaos's negative control, which
-         * must see its verifier report duplicate effects when the consumer is not idempotent.
-         * Never set it anywhere else ({@code INVENTORY_UNSAFE_DISABLE_DEDUPLICATION}).
+         * must see its verifier report duplicate effects when the consumer is not idempotent
+         * ({@code INVENTORY_UNSAFE_DISABLE_DEDUPLICATION}). The service refuses to start with it
+         * unless the {@code chaos} profile is active ({@code QUARKUS_PROFILE=prod,chaos}).
          */
         @WithDefault("false")
         boolean disableDeduplication();

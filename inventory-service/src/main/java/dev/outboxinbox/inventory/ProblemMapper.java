@@ -1,6 +1,7 @@
 package dev.outboxinbox.inventory;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.quarkus.logging.Log;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -16,8 +17,18 @@ public class ProblemMapper {
     @ServerExceptionMapper
     public Response http(WebApplicationException e) {
         int status = e.getResponse().getStatus();
+        return problem(status, e.getResponse().getStatusInfo().getReasonPhrase(), e.getMessage());
+    }
+
+    /** Anything else is ours (the broker or the database away, a bug): logged whole, said plainly. */
+    @ServerExceptionMapper
+    public Response unexpected(Exception e) {
+        Log.error("Request failed", e);
+        return problem(500, "Internal error", "The request failed: " + e.getMessage());
+    }
+
+    private static Response problem(int status, String title, String detail) {
         return Response.status(status).type(new MediaType("application", "problem+json"))
-                .entity(new Problem("about:blank", e.getResponse().getStatusInfo().getReasonPhrase(), status, e.getMessage()))
-                .build();
+                .entity(new Problem("about:blank", title, status, detail)).build();
     }
 }

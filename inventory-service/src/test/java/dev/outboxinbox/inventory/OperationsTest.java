@@ -53,7 +53,8 @@ class OperationsTest {
     @Test
     void readinessReportsTheDatabaseAndTheBroker() {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/q/health/ready").then().statusCode(200)
-                .body("checks.name", hasItems("Database connections health check", "RabbitMQ consumer")));
+                .body("checks.name", hasItems("Database connections health check", "RabbitMQ consumer"))
+                .body("checks.find { it.name == 'RabbitMQ consumer' }.data.deduplication", equalTo("on")));
     }
 
     /**

@@ -21,8 +21,11 @@ public final class MessageHeaders {
     public static final String SCHEMA_VERSION = "schema-version";
     /** W3C trace context of the request that caused the event, when there was one. */
     public static final String TRACEPARENT = "traceparent";
-    /** Why a message was dead-lettered, set by the consumer that parked it. */
+    /** Why a message was dead-lettered (by a consumer) or parked (by the relay), set by whoever parked it. */
     public static final String DEAD_LETTER_REASON = "x-dead-letter-reason";
+    /** Where a parked or dead-lettered message was first published: its exchange and routing key. */
+    public static final String ORIGINAL_EXCHANGE = "x-original-exchange";
+    public static final String ORIGINAL_ROUTING_KEY = "x-original-routing-key";
 
     private MessageHeaders() {
     }

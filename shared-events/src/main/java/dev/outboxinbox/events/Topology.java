@@ -31,6 +31,21 @@ public final class Topology {
     public static final String INVENTORY_DEAD_LETTER_QUEUE = "inventory.orders.dead-letter";
 
     /**
+     * Where inventory-service sends a dead letter back once its cause is fixed: a fanout exchange
+     * bound to {@value #INVENTORY_QUEUE} alone, so a redelivery reaches this consumer and no other
+     * subscriber of the orders exchange.
+     */
+    public static final String INVENTORY_RETRY_EXCHANGE = "inventory.retry";
+
+    /**
+     * Where outbox-relay parks an event the broker returned as unroutable (no queue bound for its
+     * routing key), with the reason and the original exchange and routing key in its headers. The
+     * relay owns both, declares them on every connection, and republishes from the queue on request.
+     */
+    public static final String RELAY_PARKING_EXCHANGE = "outbox-relay.parked";
+    public static final String RELAY_PARKING_QUEUE = "outbox-relay.parked";
+
+    /**
      * Deliveries of one message before the broker dead-letters it on its own. The consumer parks
      * a bad message itself, with a reason, on the first delivery; this limit only catches a
      * message that kills the consumer every time it is delivered.
@@ -48,6 +63,11 @@ public final class Topology {
                 // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
                 "x-dead-letter-strategy", "at-least-once",
                 "x-overflow", "reject-publish");
+    }
+
+    /** No delivery limit: parked events wait for a person, and a requeue while republishing must not drop them. */
+    public static Map<String, Object> relayParkingQueueArguments() {
+        return Map.of("x-queue-type", "quorum");
     }
 
     public static Map<String, Object> deadLetterQueueArguments() {

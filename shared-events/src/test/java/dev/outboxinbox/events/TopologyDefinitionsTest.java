@@ -67,4 +67,23 @@ class TopologyDefinitionsTest {
             assertThat(binding.get("destination").asText()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
         });
     }
+
+    @Test
+    void deadLettersGoBackThroughTheRetryExchangeToTheInventoryQueueAlone() {
+        assertThat(named("exchanges", Topology.INVENTORY_RETRY_EXCHANGE).get("type").asText()).isEqualTo("fanout");
+        assertThat(DEFINITIONS.get("bindings")).filteredOn(b -> b.get("source").asText().equals(Topology.INVENTORY_RETRY_EXCHANGE))
+                .singleElement().satisfies(b -> assertThat(b.get("destination").asText()).isEqualTo(Topology.INVENTORY_QUEUE));
+    }
+
+    @Test
+    void theRelaysParkingQueueHasTheArgumentsTheRelayDeclares() {
+        assertThat(named("exchanges", Topology.RELAY_PARKING_EXCHANGE).get("type").asText()).isEqualTo("fanout");
+        JsonNode queue = named("queues", Topology.RELAY_PARKING_QUEUE);
+        assertThat(new ObjectMapper().convertValue(queue.get("arguments"), Map.class))
+                .isEqualTo(Topology.relayParkingQueueArguments());
+        assertThat(DEFINITIONS.get("bindings")).anySatisfy(binding -> {
+            assertThat(binding.get("source").asText()).isEqualTo(Topology.RELAY_PARKING_EXCHANGE);
+            assertThat(binding.get("destination").asText()).isEqualTo(Topology.RELAY_PARKING_QUEUE);
+        });
+    }
 }

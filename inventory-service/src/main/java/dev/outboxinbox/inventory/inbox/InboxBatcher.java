@@ -8,6 +8,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -19,25 +20,38 @@ import java.util.concurrent.TimeUnit;
  * Group commit: messages that arrive together are applied in one transaction (one fsync instead
  * of one per message), each message's future completing only after that commit.
  *
- * <p>A batch that fails for a transient reason (database down, deadlock, serialization failure)
- * is retried whole with a growing pause; past the budget its messages are handed back for
- * redelivery. A batch that fails for any other reason is split in halves until the message that
- * causes it stands alone and is parked as poison: it never takes good messages down with it.
+ * <p>When a batch fails, the question is whose fault it is, and the database answers it: a
+ * {@linkplain BatchHandler#probe() probe} does the same writes and rolls back.
+ * <ul>
+ *   <li>The probe fails too: it is an <b>outage</b> (database down, read-only after a failover, a
+ *       revoked grant, a full disk). No message is at fault, so none is parked and none is handed
+ *       back: the batch is retried with a growing pause, for as long as it takes, while readiness
+ *       says why. Its messages stay unacked in hand, so the broker neither redelivers them nor
+ *       counts them toward the queue's delivery limit.</li>
+ *   <li>The probe passes, and the batch fails again right after: the batch itself is at fault. It
+ *       is split in halves until the message that causes it stands alone and is parked as poison;
+ *       the others are applied. (Twice, because an outage can end between a batch and its probe.)</li>
+ * </ul>
+ * A deadlock or a serialization failure is retried a few times first: those pass on their own.
  */
 @ApplicationScoped
 public class InboxBatcher {
+
+    /** Retries of a transient failure (deadlock, serialization) before the probe is asked whose fault it is. */
+    private static final int RETRIES_BEFORE_PROBING = 3;
 
     private record Pending(ReceivedEvent event, CompletableFuture<Outcome> outcome) {
     }
 
     private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
-    private final InboxHandler handler;
+    private final BatchHandler handler;
     private final InventoryConfig.Processing config;
     private final InboxMetrics metrics;
     private volatile boolean running = true;
+    private volatile String problem;
     private Thread worker;
 
-    InboxBatcher(InboxHandler handler, InventoryConfig config, InboxMetrics metrics) {
+    InboxBatcher(BatchHandler handler, InventoryConfig config, InboxMetrics metrics) {
         this.handler = handler;
         this.config = config.processing();
         this.metrics = metrics;
@@ -63,6 +77,16 @@ public class InboxBatcher {
         return outcome;
     }
 
+    /** null while messages are being applied; else why they are not (an outage, held until it passes). */
+    public String problem() {
+        return problem;
+    }
+
+    /** Whether the thread that applies messages is running; if not, nothing will ever be acked. */
+    public boolean alive() {
+        return worker != null && worker.isAlive();
+    }
+
     private void run() {
         List<Pending> batch = new ArrayList<>(config.maxBatchSize());
         while (running) {
@@ -76,9 +100,11 @@ public class InboxBatcher {
                 apply(batch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                batch.forEach(p -> p.outcome().complete(new Outcome.Transient("consumer stopping")));
                 break;
-            } catch (RuntimeException e) {
-                // A bug, not a message's fault: hand the batch back for redelivery rather than lose it.
+            } catch (Throwable e) { // NOPMD: an Error here must not strand the batch unacked while the service looks healthy
+                // A bug, not a message's fault: hand the batch back for redelivery rather than lose it or hold it forever.
+                problem = "the last batch failed unexpectedly: " + e;
                 Log.error("Inbox batch failed unexpectedly; its messages will be redelivered", e);
                 batch.forEach(p -> p.outcome().complete(new Outcome.Transient(e.toString())));
             } finally {
@@ -91,39 +117,73 @@ public class InboxBatcher {
     }
 
     private void apply(List<Pending> batch) throws InterruptedException {
+        Instant outageSince = null;
+        int failedWhileProbePassed = 0;
         for (int attempt = 0; ; attempt++) {
+            RuntimeException failure;
             try {
                 List<Outcome> outcomes = handler.handle(batch.stream().map(Pending::event).toList());
                 for (int i = 0; i < batch.size(); i++) {
                     batch.get(i).outcome().complete(outcomes.get(i));
                 }
                 metrics.batchCommitted(outcomes);
+                if (outageSince != null || problem != null) {
+                    Log.infof("Applying messages again%s", outageSince == null ? ""
+                            : " after an outage of " + Duration.between(outageSince, Instant.now()).toSeconds() + " s");
+                }
+                problem = null;
                 return;
             } catch (RuntimeException e) {
-                if (isTransient(e)) {
-                    metrics.transientFailure();
-                    if (attempt + 1 >= config.transientAttempts()) {
-                        Log.errorf("Batch of %d failed %d times for a transient reason; handing it back for redelivery: %s",
-                                batch.size(), attempt + 1, rootMessage(e));
-                        batch.forEach(p -> p.outcome().complete(new Outcome.Transient(rootMessage(e))));
-                        return;
-                    }
-                    Duration pause = backoff(attempt);
-                    Log.warnf("Batch of %d failed (%s); retrying in %s", batch.size(), rootMessage(e), pause);
-                    Thread.sleep(pause.toMillis());
-                } else if (batch.size() > 1) {
-                    int half = batch.size() / 2;
-                    Log.warnf("Batch of %d failed (%s); splitting it to isolate the message at fault", batch.size(), rootMessage(e));
-                    apply(new ArrayList<>(batch.subList(0, half)));
-                    apply(new ArrayList<>(batch.subList(half, batch.size())));
-                    return;
-                } else {
-                    String reason = "the message makes its transaction fail: " + rootMessage(e);
-                    Log.errorf("Message %s is poison: %s", batch.get(0).event().messageId(), reason);
-                    batch.get(0).outcome().complete(new Outcome.Poison(reason));
+                failure = e;
+            }
+            metrics.transientFailure();
+            String reason = rootMessage(failure);
+            if (isTransient(failure) && attempt < RETRIES_BEFORE_PROBING) {
+                Log.warnf("Batch of %d failed (%s); retrying", batch.size(), reason);
+            } else {
+                String probeFailure = probe();
+                if (probeFailure == null && ++failedWhileProbePassed >= 2) {
+                    isolate(batch, reason);
                     return;
                 }
+                if (probeFailure == null) {
+                    // Once is not proof: an outage may have ended between the batch and the probe. Again, at once.
+                    continue;
+                }
+                failedWhileProbePassed = 0;
+                if (outageSince == null) {
+                    outageSince = Instant.now();
+                    Log.errorf("Outage: the database refuses every write (%s; a probe write: %s); holding %d messages,"
+                            + " none is parked, retrying until it passes", reason, probeFailure, batch.size());
+                }
+                problem = "outage since " + outageSince + ": the database refuses writes (" + probeFailure + ")";
             }
+            Thread.sleep(backoff(attempt).toMillis());
+        }
+    }
+
+    /** The database works and this batch does not: split it until the message at fault stands alone. */
+    private void isolate(List<Pending> batch, String reason) throws InterruptedException {
+        if (batch.size() > 1) {
+            int half = batch.size() / 2;
+            Log.warnf("Batch of %d failed (%s) while the database takes writes; splitting it to isolate the message at fault",
+                    batch.size(), reason);
+            apply(new ArrayList<>(batch.subList(0, half)));
+            apply(new ArrayList<>(batch.subList(half, batch.size())));
+            return;
+        }
+        String poison = "the message makes its transaction fail while the database takes other writes: " + reason;
+        Log.errorf("Message %s is poison: %s", batch.get(0).event().messageId(), poison);
+        batch.get(0).outcome().complete(new Outcome.Poison(poison));
+    }
+
+    /** @return null if the database takes a write like this service's right now; else why not */
+    private String probe() {
+        try {
+            handler.probe();
+            return null;
+        } catch (RuntimeException e) {
+            return rootMessage(e);
         }
     }
 
@@ -135,12 +195,11 @@ public class InboxBatcher {
     /**
      * Transient: the database could not be reached or said "try again" (SQLSTATE class 08
      * connection, 40 transaction rollback such as deadlock or serialization failure, 53 resources,
-     * 57 operator intervention such as a restart). Everything else is about the data.
+     * 57 operator intervention such as a restart). Worth a retry before asking the probe.
      */
     static boolean isTransient(Throwable e) {
         SQLException sql = firstSqlException(e, 0);
         if (sql == null) {
-            // Not the database at all: a bug, which retrying will not fix; splitting isolates the message.
             return false;
         }
         String state = sql.getSQLState();

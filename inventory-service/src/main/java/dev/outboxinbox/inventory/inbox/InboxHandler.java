@@ -4,17 +4,19 @@ import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.inventory.InventoryConfig;
 import dev.outboxinbox.inventory.stock.OrderOutcome;
 import dev.outboxinbox.inventory.stock.StockReservations;
-import io.quarkus.logging.Log;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import org.hibernate.Session;
 
 /**
@@ -27,7 +29,7 @@ import org.hibernate.Session;
  * back, the second inserts and applies. Never check-then-insert.
  */
 @ApplicationScoped
-public class InboxHandler {
+public class InboxHandler implements BatchHandler {
 
     private final EntityManager em;
     private final StockReservations stock;
@@ -36,13 +38,11 @@ public class InboxHandler {
     InboxHandler(EntityManager em, StockReservations stock, InventoryConfig config) {
         this.em = em;
         this.stock = stock;
+        // Off only in the chaos profile's negative control: DeduplicationGuard refuses it anywhere else.
         this.deduplicate = !config.unsafe().disableDeduplication();
-        if (!deduplicate) {
-            Log.warn("UNSAFE: deduplication is disabled (inventory.unsafe.disable-deduplication): every delivery"
-                    + " takes effect, duplicates included. This is the fault-injection negative control, never a deployment.");
-        }
     }
 
+    @Override
     @Transactional
     public List<Outcome> handle(List<ReceivedEvent> batch) {
         Set<String> claimed = claim(batch);
@@ -63,6 +63,41 @@ public class InboxHandler {
                     : new Outcome.Duplicate());
         }
         return outcomes;
+    }
+
+    /**
+     * The writes of a one-order batch, rolled back: whether the database takes this service's writes
+     * at all right now. A batch that fails while the probe passes is at fault itself (poison); one
+     * that fails like the probe is an outage, and no message's fault.
+     */
+    @Override
+    public void probe() {
+        try {
+            QuarkusTransaction.requiringNew().run(() -> {
+                @SuppressWarnings("unchecked")
+                List<String> skus = em.createNativeQuery(
+                        "SELECT sku FROM products WHERE on_hand > reserved ORDER BY sku LIMIT 1").getResultList();
+                OrderCreated probe = new OrderCreated(UUID.randomUUID(), UUID.randomUUID(), "inbox-probe",
+                        List.of(new OrderCreated.Line(skus.isEmpty() ? "INBOX-PROBE" : skus.get(0), 1)), Instant.now());
+                handle(List.of(new ReceivedEvent(probe.eventId().toString(), probe)));
+                throw new ProbeSucceeded(); // rolls the probe's writes back
+            });
+        } catch (RuntimeException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof ProbeSucceeded) {
+                    return;
+                }
+            }
+            throw e;
+        }
+        throw new IllegalStateException("the probe transaction committed");
+    }
+
+    /** Thrown at the end of a probe that wrote everything, so that its transaction is rolled back. */
+    private static final class ProbeSucceeded extends RuntimeException {
+        ProbeSucceeded() {
+            super("probe succeeded; rolled back on purpose", null, false, false);
+        }
     }
 
     /** One INSERT for the whole batch; RETURNING names the ids that were not there before. */

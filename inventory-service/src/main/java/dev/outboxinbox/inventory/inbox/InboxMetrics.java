@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Counts what the inbox did, for logs, tests and {@code /q/metrics}:
  * {@code inventory_inbox_messages_total{outcome="applied|duplicate|poison"}},
- * {@code inventory_inbox_transient_failures_total}, {@code inventory_inbox_batches_total}.
+ * {@code inventory_inbox_transient_failures_total} (failed batch attempts), {@code inventory_inbox_requeued_total},
+ * {@code inventory_inbox_batches_total}.
  * Counters live as long as the process; the inbox table is the durable record.
  */
 @ApplicationScoped
@@ -20,13 +21,18 @@ public class InboxMetrics {
     private final AtomicLong poison = new AtomicLong();
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
+    private final AtomicLong requeued = new AtomicLong();
 
     InboxMetrics(MeterRegistry registry) {
         messages(registry, "applied", applied);
         messages(registry, "duplicate", duplicates);
         messages(registry, "poison", poison);
         FunctionCounter.builder("inventory.inbox.transient.failures", transientFailures, AtomicLong::get)
-                .description("Batches that failed for a transient reason and were retried").register(registry);
+                .description("Batch attempts that failed and were retried (a deadlock, an outage) or split").register(registry);
+        FunctionCounter.builder("inventory.inbox.requeued", requeued, AtomicLong::get)
+                .description("Messages handed back to the broker (nack with requeue): each spends one of the queue's"
+                        + " delivery limit on RabbitMQ 3.x, so this stays at zero unless the service stops or fails")
+                .register(registry);
         FunctionCounter.builder("inventory.inbox.batches", batches, AtomicLong::get)
                 .description("Inbox transactions committed").register(registry);
     }
@@ -53,6 +59,10 @@ public class InboxMetrics {
         poison.incrementAndGet();
     }
 
+    public void requeued() {
+        requeued.incrementAndGet();
+    }
+
     void transientFailure() {
         transientFailures.incrementAndGet();
     }
@@ -71,6 +81,10 @@ public class InboxMetrics {
 
     public long transientFailures() {
         return transientFailures.get();
+    }
+
+    public long requeuedCount() {
+        return requeued.get();
     }
 
     public long batches() {

@@ -2,10 +2,12 @@ package dev.outboxinbox.inventory.messaging;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Envelope;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
 import io.quarkus.logging.Log;
+import java.io.IOException;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,33 +20,44 @@ import java.util.Map;
  */
 final class DeadLetters {
 
-    static final String ORIGINAL_EXCHANGE = "x-original-exchange";
-    static final String ORIGINAL_ROUTING_KEY = "x-original-routing-key";
-
-    private final Channel channel;
+    private final Connection connection;
+    private Channel channel;
     private volatile boolean returned;
 
-    /** @param channel a channel of its own, put in confirm mode here, used from one thread */
-    DeadLetters(Channel channel) throws java.io.IOException {
-        this.channel = channel;
-        channel.confirmSelect();
-        // The broker returns an unroutable mandatory message before it confirms it.
-        channel.addReturnListener(r -> returned = true);
+    /** @param connection the session's connection; the confirm channel is opened here, and again whenever it closed */
+    DeadLetters(Connection connection) {
+        this.connection = connection;
     }
 
     void park(Envelope envelope, AMQP.BasicProperties original, byte[] body, String reason) throws Exception {
         Map<String, Object> headers = new HashMap<>(original.getHeaders() == null ? Map.of() : original.getHeaders());
         headers.put(MessageHeaders.DEAD_LETTER_REASON, reason);
-        headers.put(ORIGINAL_EXCHANGE, envelope.getExchange());
-        headers.put(ORIGINAL_ROUTING_KEY, envelope.getRoutingKey());
+        headers.put(MessageHeaders.ORIGINAL_EXCHANGE, envelope.getExchange());
+        headers.put(MessageHeaders.ORIGINAL_ROUTING_KEY, envelope.getRoutingKey());
         AMQP.BasicProperties properties = original.builder().headers(headers).deliveryMode(2).timestamp(new Date()).build();
         Log.warnf("Dead-lettering message %s (routing key %s): %s",
                 original.getMessageId() == null ? "<no id>" : original.getMessageId(), envelope.getRoutingKey(), reason);
+        Channel confirming = channel();
         returned = false;
-        channel.basicPublish(Topology.INVENTORY_DEAD_LETTER_EXCHANGE, "", true, properties, body);
-        channel.waitForConfirmsOrDie(10_000);
+        confirming.basicPublish(Topology.INVENTORY_DEAD_LETTER_EXCHANGE, "", true, properties, body);
+        // On a nack or a timeout this closes the channel; the next park opens a new one.
+        confirming.waitForConfirmsOrDie(10_000);
         if (returned) {
             throw new IllegalStateException("the dead-letter exchange routed it nowhere (is " + Topology.INVENTORY_DEAD_LETTER_QUEUE + " bound?)");
         }
+    }
+
+    /**
+     * A channel closes on any channel-level error (a nack, a confirm timeout, an exchange deleted
+     * under it): a closed one is replaced, so one failure does not fail every park after it.
+     */
+    private Channel channel() throws IOException {
+        if (channel == null || !channel.isOpen()) {
+            channel = connection.createChannel();
+            channel.confirmSelect();
+            // The broker returns an unroutable mandatory message before it confirms it.
+            channel.addReturnListener(r -> returned = true);
+        }
+        return channel;
     }
 }

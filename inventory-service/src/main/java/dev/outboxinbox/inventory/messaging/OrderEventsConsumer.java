@@ -50,6 +50,8 @@ public class OrderEventsConsumer {
     private static final long MIN_BACKOFF_MILLIS = 500;
     // Short: a consumer idle while the broker is back only lets the queue grow.
     private static final long MAX_BACKOFF_MILLIS = 5_000;
+    /** Attempts to dead-letter one message (about half a minute in all) before it goes back to the queue. */
+    private static final int PARK_ATTEMPTS = 8;
 
     private final MessageClassifier classifier;
     private final InboxBatcher inbox;
@@ -158,7 +160,7 @@ public class OrderEventsConsumer {
             channel = connection.createChannel();
             channel.addShutdownListener(this::closed);
             TopologyDeclarer.declare(channel);
-            deadLetters = new DeadLetters(connection.createChannel());
+            deadLetters = new DeadLetters(connection);
             channel.basicQos(prefetch);
             consumerTag = channel.basicConsume(Topology.INVENTORY_QUEUE, false, "inventory-service", new DefaultConsumer(channel) {
                 @Override
@@ -236,15 +238,36 @@ public class OrderEventsConsumer {
         private void park(Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason) {
             metrics.poisoned();
             submit(parking, envelope, () -> {
-                try {
-                    deadLetters.park(envelope, properties, body, reason);
-                    ack(envelope);
-                } catch (Exception e) {
-                    // The copy is not safe in the dead-letter queue: keep the original.
-                    Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue", properties.getMessageId(), e);
-                    nack(envelope);
+                for (int attempt = 1; ; attempt++) {
+                    try {
+                        deadLetters.park(envelope, properties, body, reason);
+                        ack(envelope);
+                        return;
+                    } catch (Exception e) {
+                        // The copy is not safe in the dead-letter queue: keep the original. Retried here
+                        // (a requeue would spend the queue's delivery limit), then handed back.
+                        if (attempt >= PARK_ATTEMPTS || !connection.isOpen() || !pause(attempt)) {
+                            Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue",
+                                    properties.getMessageId(), e);
+                            nack(envelope);
+                            return;
+                        }
+                        Log.warnf("Could not dead-letter message %s (attempt %d of %d): %s; retrying on a new channel",
+                                properties.getMessageId(), attempt, PARK_ATTEMPTS, e);
+                    }
                 }
             });
+        }
+
+        /** @return false if interrupted (the session is closing) */
+        private boolean pause(int attempt) {
+            try {
+                TimeUnit.MILLISECONDS.sleep(Math.min(MIN_BACKOFF_MILLIS << attempt, MAX_BACKOFF_MILLIS));
+                return true;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
         }
 
         private void ack(Envelope envelope) {
@@ -263,6 +286,7 @@ public class OrderEventsConsumer {
             submit(acks, envelope, () -> {
                 try {
                     channel.basicNack(envelope.getDeliveryTag(), false, true);
+                    metrics.requeued();
                 } catch (Exception e) {
                     lost(envelope, e);
                 } finally {

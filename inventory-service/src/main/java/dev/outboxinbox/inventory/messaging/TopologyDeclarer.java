@@ -22,5 +22,7 @@ final class TopologyDeclarer {
         channel.queueBind(Topology.INVENTORY_DEAD_LETTER_QUEUE, Topology.INVENTORY_DEAD_LETTER_EXCHANGE, "");
         channel.queueDeclare(Topology.INVENTORY_QUEUE, true, false, false, Topology.inventoryQueueArguments());
         channel.queueBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+        channel.exchangeDeclare(Topology.INVENTORY_RETRY_EXCHANGE, BuiltinExchangeType.FANOUT, true);
+        channel.queueBind(Topology.INVENTORY_QUEUE, Topology.INVENTORY_RETRY_EXCHANGE, "");
     }
 }
