@@ -8,7 +8,10 @@ import com.rabbitmq.client.ConfirmListener;
 import io.quarkus.logging.Log;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.Topology;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -49,30 +52,92 @@ class ConfirmingPublisher {
         factory.setRequestedHeartbeat(10);
     }
 
-    synchronized void publish(List<OutboundMessage> batch) throws PublishFailedException, InterruptedException {
+    /**
+     * Publishes the batch and returns once the broker has taken responsibility for all of it. An
+     * event the broker returned as unroutable (no queue bound for it) is parked in
+     * {@value Topology#RELAY_PARKING_QUEUE}, confirmed too, with the reason: it neither blocks the
+     * events behind it nor is dropped.
+     *
+     * @return the events that were parked
+     */
+    synchronized List<BatchConfirms.Returned> publish(List<OutboundMessage> batch) throws PublishFailedException, InterruptedException {
         if (batch.isEmpty()) {
-            return;
+            return List.of();
         }
-        BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
-        current = confirms;
         try {
             Channel ch = channel();
-            for (OutboundMessage message : batch) {
-                declareExchange(ch, message.exchange());
-                confirms.reserve(config.confirmTimeout());
-                confirms.sent(ch.getNextPublishSeqNo(), message);
-                ch.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+            List<BatchConfirms.Returned> returned = send(ch, batch);
+            if (!returned.isEmpty()) {
+                List<OutboundMessage> parked = returned.stream().map(r -> r.message().parked(r.reason())).toList();
+                if (!send(ch, parked).isEmpty()) {
+                    throw new PublishFailedException("unroutable events could not be parked either: "
+                            + Topology.RELAY_PARKING_EXCHANGE + " routes to no queue");
+                }
             }
-            confirms.awaitAll(config.confirmTimeout());
+            return returned;
         } catch (IOException | TimeoutException | RuntimeException e) {
             // AlreadyClosedException and ShutdownSignalException are runtime exceptions: the channel is gone.
             discard();
             throw new PublishFailedException("broker unavailable", e);
         } catch (PublishFailedException e) {
-            if (e.unroutable().isEmpty()) {
-                discard(); // a timeout or a lost channel: start the next attempt on a fresh one
-            }
+            discard(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
             throw e;
+        }
+    }
+
+    /**
+     * Moves every event now parked back to where it was first published, one confirmed batch. An
+     * event still unroutable stays parked; each one sent on is acked off the parking queue only
+     * after the broker confirmed it where it belongs.
+     */
+    synchronized Republished republishParked() throws PublishFailedException, InterruptedException {
+        try {
+            Channel ch = channel();
+            long waiting = ch.messageCount(Topology.RELAY_PARKING_QUEUE);
+            List<GetResponse> taken = new ArrayList<>();
+            for (GetResponse parked; taken.size() < waiting && (parked = ch.basicGet(Topology.RELAY_PARKING_QUEUE, false)) != null; ) {
+                taken.add(parked);
+            }
+            List<BatchConfirms.Returned> stillUnroutable = send(ch,
+                    taken.stream().map(g -> OutboundMessage.unparked(g.getProps(), g.getBody())).toList());
+            List<String> kept = stillUnroutable.stream().map(r -> r.message().eventId()).toList();
+            for (GetResponse parked : taken) {
+                if (kept.contains(parked.getProps().getMessageId())) {
+                    ch.basicNack(parked.getEnvelope().getDeliveryTag(), false, true);
+                } else {
+                    ch.basicAck(parked.getEnvelope().getDeliveryTag(), false);
+                }
+            }
+            return new Republished(taken.size() - kept.size(), kept);
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            discard(); // unacked parked copies go back to their queue with the channel
+            throw new PublishFailedException("broker unavailable", e);
+        } catch (PublishFailedException e) {
+            discard();
+            throw e;
+        }
+    }
+
+    /** What {@link #republishParked()} did: how many went on, and the ids that are still unroutable. */
+    record Republished(int republished, List<String> stillParked) {
+    }
+
+    synchronized long parkedCount() throws IOException, TimeoutException {
+        return channel().messageCount(Topology.RELAY_PARKING_QUEUE);
+    }
+
+    private List<BatchConfirms.Returned> send(Channel ch, List<OutboundMessage> messages)
+            throws IOException, InterruptedException, PublishFailedException {
+        BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
+        current = confirms;
+        try {
+            for (OutboundMessage message : messages) {
+                declareExchange(ch, message.exchange());
+                confirms.reserve(config.confirmTimeout());
+                confirms.sent(ch.getNextPublishSeqNo(), message);
+                ch.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+            }
+            return confirms.awaitAll(config.confirmTimeout());
         } finally {
             current = null;
         }
@@ -115,10 +180,12 @@ class ConfirmingPublisher {
         channel.addReturnListener(returned -> {
             BatchConfirms batch = current;
             String messageId = returned.getProperties().getMessageId();
-            Log.errorf("Unroutable: event %s (exchange %s, routing key %s): %s; not committing, will retry",
-                    messageId, returned.getExchange(), returned.getRoutingKey(), returned.getReplyText());
+            Log.errorf("Unroutable: event %s (exchange %s, routing key %s): %s; parking it in %s",
+                    messageId, returned.getExchange(), returned.getRoutingKey(), returned.getReplyText(),
+                    Topology.RELAY_PARKING_QUEUE);
             if (batch != null) {
-                batch.returned(messageId, returned.getExchange(), returned.getRoutingKey(), returned.getReplyText());
+                batch.returned(messageId, "unroutable: no queue bound to exchange " + returned.getExchange()
+                        + " for routing key " + returned.getRoutingKey() + " (" + returned.getReplyText() + ")");
             }
         });
         channel.addShutdownListener(cause -> {
@@ -128,6 +195,7 @@ class ConfirmingPublisher {
             }
         });
         declaredExchanges.clear();
+        declareParking(channel);
         Log.infof("Connected to RabbitMQ at %s:%d as %s", factory.getHost(), factory.getPort(), factory.getUsername());
         return channel;
     }
@@ -137,6 +205,14 @@ class ConfirmingPublisher {
         if (declaredExchanges.add(exchange)) {
             ch.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, true);
         }
+    }
+
+    /** The relay's own parking place: an exchange that cannot be unroutable while its queue is bound. */
+    private void declareParking(Channel ch) throws IOException {
+        ch.exchangeDeclare(Topology.RELAY_PARKING_EXCHANGE, BuiltinExchangeType.FANOUT, true);
+        ch.queueDeclare(Topology.RELAY_PARKING_QUEUE, true, false, false, Topology.relayParkingQueueArguments());
+        ch.queueBind(Topology.RELAY_PARKING_QUEUE, Topology.RELAY_PARKING_EXCHANGE, "");
+        declaredExchanges.add(Topology.RELAY_PARKING_EXCHANGE);
     }
 
     @PreDestroy

@@ -1,8 +1,10 @@
 package dev.outboxinbox.relay;
 
 import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.events.Topology;
 import com.rabbitmq.client.AMQP;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.Map;
@@ -60,6 +62,25 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
         return new OutboundMessage(eventId, aggregateType, type, properties, payload.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** The copy that waits in the relay's parking queue: the same message, with why and where it was going. */
+    OutboundMessage parked(String reason) {
+        Map<String, Object> headers = new HashMap<>(properties.getHeaders());
+        headers.put(MessageHeaders.DEAD_LETTER_REASON, reason);
+        headers.put(MessageHeaders.ORIGINAL_EXCHANGE, exchange);
+        headers.put(MessageHeaders.ORIGINAL_ROUTING_KEY, routingKey);
+        return new OutboundMessage(eventId, Topology.RELAY_PARKING_EXCHANGE, routingKey,
+                properties.builder().headers(headers).build(), body);
+    }
+
+    /** A parked message as it was first published: to its original exchange and routing key, without the parking headers. */
+    static OutboundMessage unparked(AMQP.BasicProperties parked, byte[] body) {
+        Map<String, Object> headers = new HashMap<>(parked.getHeaders());
+        String exchange = String.valueOf(headers.remove(MessageHeaders.ORIGINAL_EXCHANGE));
+        String routingKey = String.valueOf(headers.remove(MessageHeaders.ORIGINAL_ROUTING_KEY));
+        headers.remove(MessageHeaders.DEAD_LETTER_REASON);
+        return new OutboundMessage(parked.getMessageId(), exchange, routingKey, parked.builder().headers(headers).build(), body);
+    }
+
     private static String requiredHeader(SourceRecord record, String name) {
         String value = header(record, name);
         if (value == null) {
@@ -72,6 +93,11 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
     private static String header(SourceRecord record, String name) {
         Header header = record.headers().lastWithName(name);
         return header == null || header.value() == null ? null : header.value().toString();
+    }
+
+    /** When the event was committed (the WAL's commit time; for a row read from the table, its occurred_at). */
+    Instant committedAt() {
+        return properties.getTimestamp().toInstant();
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.debezium.engine.RecordChangeEvent;
 import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,15 +26,17 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
 
     private final ConfirmingPublisher publisher;
     private final RelayStatus status;
+    private final RelayMetrics metrics;
     private final Backoff backoff;
     private final int attempts;
     /** Held for the whole of a batch: publish, confirm, mark, commit. */
     private final ReentrantLock inFlight = new ReentrantLock();
     private volatile boolean draining;
 
-    OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayConfig config) {
+    OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayMetrics metrics, RelayConfig config) {
         this.publisher = publisher;
         this.status = status;
+        this.metrics = metrics;
         this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
         this.attempts = config.publishing().attempts();
     }
@@ -88,27 +91,33 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             Log.infof("Skipped %d WAL record(s) that are not outbox inserts (last on %s)", skips, skipped);
             status.skipped(skips);
         }
-        publishWholeBatch(messages);
+        List<BatchConfirms.Returned> parked = publishWholeBatch(messages);
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
         }
         committer.markBatchFinished();
-        status.batchCommitted(messages.size());
+        status.batchCommitted(messages.size(), parked);
+        messages.stream().map(OutboundMessage::committedAt).max(Instant::compareTo).ifPresent(status::publishedUpTo);
     }
 
     /**
-     * Retries the whole batch with growing pauses. When the attempts run out the batch is still
+     * Retries the whole batch with growing pauses. An event no queue is bound for does not fail the
+     * batch: it is parked (confirmed) with its reason, and the batch is committed past it. When the attempts run out the batch is still
      * not committed: the exception stops the engine, and {@link RelayEngine} restarts it from the
      * last committed offset, so the same events come back. Nothing is ever skipped.
      */
-    private void publishWholeBatch(List<OutboundMessage> messages) throws InterruptedException {
+    private List<BatchConfirms.Returned> publishWholeBatch(List<OutboundMessage> messages) throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
-                publisher.publish(messages);
+                long started = System.nanoTime();
+                List<BatchConfirms.Returned> parked = publisher.publish(messages);
+                if (!messages.isEmpty()) {
+                    metrics.batchConfirmed(Duration.ofNanos(System.nanoTime() - started));
+                }
                 if (attempt > 1) {
                     Log.infof("Batch of %d published on attempt %d", messages.size(), attempt);
                 }
-                return;
+                return parked;
             } catch (PublishFailedException e) {
                 status.attemptFailed(e);
                 if (attempt >= attempts) {

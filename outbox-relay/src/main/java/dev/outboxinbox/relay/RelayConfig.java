@@ -21,6 +21,19 @@ public interface RelayConfig {
     /** Batching, confirms and retries. */
     Publishing publishing();
 
+    /** When health reports the relay as lagging. */
+    Health health();
+
+    interface Health {
+        /** Retained WAL beyond this is reported (keep it well under the server's max_slot_wal_keep_size). */
+        @WithDefault("536870912")
+        long maxRetainedWalBytes();
+
+        /** An unpublished outbox row older than this is reported. */
+        @WithDefault("PT1M")
+        Duration maxUnpublishedAge();
+    }
+
     interface Source {
         /** Host of the producer's PostgreSQL. */
         @WithDefault("localhost")

@@ -16,8 +16,10 @@ public class RelayStatus {
     private volatile String lastRecovery;
     private volatile boolean streaming;
     private volatile String problem = "starting";
-    private volatile List<String> unroutable = List.of();
+    private final AtomicLong parked = new AtomicLong();
+    private volatile String lastParked;
     private volatile Instant lastCommit;
+    private volatile Instant publishedUpTo;
 
     void engineStarted() {
         streaming = true;
@@ -29,11 +31,30 @@ public class RelayStatus {
         problem = reason;
     }
 
-    void batchCommitted(int messages) {
-        published.addAndGet(messages);
+    /** The commit time of the newest event published: rows committed after it are not published yet. */
+    void publishedUpTo(Instant commitTime) {
+        if (commitTime != null && (publishedUpTo == null || commitTime.isAfter(publishedUpTo))) {
+            publishedUpTo = commitTime;
+        }
+    }
+
+    public Instant publishedUpTo() {
+        return publishedUpTo;
+    }
+
+    void batchCommitted(int messages, List<BatchConfirms.Returned> parkedNow) {
+        published.addAndGet(messages - parkedNow.size());
         lastCommit = Instant.now();
         problem = null;
-        unroutable = List.of();
+        recordParked(parkedNow);
+    }
+
+    void recordParked(List<BatchConfirms.Returned> parkedNow) {
+        if (!parkedNow.isEmpty()) {
+            parked.addAndGet(parkedNow.size());
+            BatchConfirms.Returned last = parkedNow.get(parkedNow.size() - 1);
+            lastParked = last.message() + ": " + last.reason() + " at " + Instant.now();
+        }
     }
 
     void recovered(long events, String reason) {
@@ -48,7 +69,6 @@ public class RelayStatus {
     void attemptFailed(PublishFailedException e) {
         failedAttempts.incrementAndGet();
         problem = e.getMessage();
-        unroutable = e.unroutable();
     }
 
     public boolean healthy() {
@@ -59,8 +79,14 @@ public class RelayStatus {
         return problem;
     }
 
-    public List<String> unroutable() {
-        return unroutable;
+    /** Events parked as unroutable since this relay started. */
+    public long parked() {
+        return parked.get();
+    }
+
+    /** The last event parked, and why; null if none. */
+    public String lastParked() {
+        return lastParked;
     }
 
     public long published() {

@@ -200,12 +200,12 @@ class SlotRecovery {
                     batch.add(OutboundMessage.of(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getInt(5), rs.getString(6), rs.getLong(7), rs.getString(8)));
                     if (batch.size() == BATCH) {
-                        publisher.publish(batch);
+                        status.recordParked(publisher.publish(batch));
                         published += batch.size();
                         batch.clear();
                     }
                 }
-                publisher.publish(batch);
+                status.recordParked(publisher.publish(batch));
                 published += batch.size();
             }
         } finally {

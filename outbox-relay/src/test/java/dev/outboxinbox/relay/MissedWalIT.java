@@ -48,6 +48,27 @@ class MissedWalIT {
                 new HashSet<>(queue.messageIds()).size(), expected.size());
     }
 
+    /** The deployment makes the slot before the producer's first write (deploy/postgres/create-databases.sql). */
+    @Test
+    void aSlotMadeBeforeTheFirstOrderHoldsEveryEventForTheRelaysFirstStartWithoutARecovery() throws Exception {
+        RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
+                "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')");
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-made-first");
+        List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
+
+        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-made-first.log").awaitReady(Duration.ofSeconds(60));
+        try {
+            awaitDelivered(queue, expected);
+            String health = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(health).as("streamed from the slot, nothing republished from the table").doesNotContain("lastRecovery");
+            assertThat(queue.messageIds()).hasSize(5);
+        } finally {
+            relay.stopGracefully();
+        }
+    }
+
     @Test
     void eventsCommittedWhileTheSlotWasGoneArePublishedWhenTheRelayComesBack() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-lost");

@@ -3,6 +3,7 @@ package dev.outboxinbox.relay;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
@@ -12,6 +13,7 @@ import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.Topology;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.time.Duration;
@@ -83,25 +85,71 @@ class RelayTest {
     }
 
     @Test
-    void anUnroutableEventHoldsTheOffsetAndTheRelayIsNotReadyUntilAQueueIsBound() throws Exception {
-        RelayFixture.RawEvent event = RelayFixture.insertRaw("unbound", "NobodyListens");
-        String eventId = event.id();
+    void anUnroutableEventIsParkedWithItsReasonTheStreamMovesOnAndItIsRepublishedOnceAQueueIsBound() throws Exception {
+        QueueProbe orders = QueueProbe.bindOrders("relay-test.behind-unroutable");
+        RelayFixture.RawEvent unroutable = RelayFixture.insertRaw("unbound", "NobodyListens");
+        List<String> behind = RelayFixture.insertOrderCreated(3, null);
 
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/q/health/ready").then()
-                .statusCode(503)
-                .body("checks[0].data.unroutable", containsString(eventId))
-                .body("checks[0].data.unroutable", containsString("routing key NobodyListens")));
-        // Long enough for several failed attempts and an engine restart: the position must hold throughout.
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() ->
-                !RelayFixture.slotConfirmedPast(event.walPositionBeforeCommit()));
+        // Nothing waits behind it, and the slot moves past it.
+        await().atMost(Duration.ofSeconds(30)).until(() -> new HashSet<>(orders.drain().stream()
+                .map(r -> r.getProps().getMessageId()).toList()).containsAll(behind));
+        await().atMost(Duration.ofSeconds(30)).until(() -> RelayFixture.slotConfirmedPast(unroutable.walPositionBeforeCommit()));
+        given().get("/q/health/ready").then().statusCode(200)
+                .body("checks[0].data.degraded", containsString(unroutable.id()))
+                .body("checks[0].data.degraded", containsString("routing key NobodyListens"));
 
-        QueueProbe queue = QueueProbe.bind("relay-test.late-binding", "unbound", "NobodyListens");
+        // Parked, with why and where it was going.
+        try (var connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+             var channel = connection.createChannel()) {
+            GetResponse parked = channel.basicGet(Topology.RELAY_PARKING_QUEUE, false); // goes back when the channel closes
+            assertThat(parked.getProps().getMessageId()).isEqualTo(unroutable.id());
+            assertThat(parked.getProps().getHeaders().get(MessageHeaders.DEAD_LETTER_REASON)).asString().contains("unroutable");
+            assertThat(parked.getProps().getHeaders().get(MessageHeaders.ORIGINAL_EXCHANGE)).hasToString("unbound");
+            assertThat(parked.getProps().getHeaders().get(MessageHeaders.ORIGINAL_ROUTING_KEY)).hasToString("NobodyListens");
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> given().get("/parked").then().body("parked", equalTo(1)));
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> queue.drain().size() == 1);
-        assertThat(queue.messageIds()).containsExactly(eventId);
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                given().get("/q/health/ready").then().statusCode(200).body("checks[0].status", equalTo("UP")));
-        await().atMost(Duration.ofSeconds(30)).until(() -> RelayFixture.slotConfirmedPast(event.walPositionBeforeCommit()));
+        // Still nowhere to go: it stays parked.
+        given().post("/parked/republish").then().statusCode(200)
+                .body("republished", equalTo(0)).body("stillParked", contains(unroutable.id()));
+
+        QueueProbe late = QueueProbe.bind("relay-test.late-binding", "unbound", "NobodyListens");
+        given().post("/parked/republish").then().statusCode(200).body("republished", equalTo(1));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> late.drain().size() == 1);
+        assertThat(late.messageIds()).containsExactly(unroutable.id());
+        assertThat(late.drain().get(0).getProps().getHeaders()).as("the parking headers stay behind")
+                .doesNotContainKeys(MessageHeaders.DEAD_LETTER_REASON, MessageHeaders.ORIGINAL_EXCHANGE);
+        given().get("/parked").then().body("parked", equalTo(0));
+    }
+
+    @Test
+    void metricsAndHealthShowWhatWasPublishedAndHowFarBehindTheRelayIs() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-test.metrics");
+        double publishedBefore = metric(given().get("/q/metrics").asString(), "outbox_relay_events_published_total");
+        List<String> ids = RelayFixture.insertOrderCreated(5, null);
+        await().atMost(Duration.ofSeconds(30)).until(() -> queue.drain().size() == ids.size());
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            assertThat(metric(metrics, "outbox_relay_events_published_total")).isGreaterThanOrEqualTo(publishedBefore + 5);
+            assertThat(metric(metrics, "outbox_relay_confirm_latency_seconds_count")).isPositive();
+            assertThat(metric(metrics, "outbox_relay_slot_retained_wal_bytes")).isPositive();
+            assertThat(metric(metrics, "outbox_relay_oldest_unpublished_age_seconds")).isZero();
+            for (String name : List.of("outbox_relay_events_parked_total", "outbox_relay_events_recovered_total",
+                    "outbox_relay_wal_records_skipped_total", "outbox_relay_batch_attempts_failed_total")) {
+                assertThat(metric(metrics, name)).as(name).isGreaterThanOrEqualTo(0);
+            }
+        });
+        given().get("/q/health/ready").then().statusCode(200)
+                .body("checks[0].data.lag", containsString("bytes of WAL retained, oldest unpublished event 0.0 s old"));
+    }
+
+    /** The value of a Prometheus sample (the first series of that name). */
+    private static double metric(String exposition, String name) {
+        java.util.regex.Matcher sample = java.util.regex.Pattern.compile("(?m)^" + name + "(\\{[^}]*})? (\\S+)$").matcher(exposition);
+        assertThat(sample.find()).as("%s on /q/metrics", name).isTrue();
+        return Double.parseDouble(sample.group(2));
     }
 
     @Test

@@ -1,12 +1,14 @@
 package dev.outboxinbox.testing;
 
 import com.rabbitmq.client.ConnectionFactory;
+import java.net.URI;
 
 /**
  * A RabbitMQ broker the tests may declare on, reached as a user with the administrator tag,
- * and the means to stop and start it ({@link BrokerControl}).
+ * the means to stop and start it ({@link BrokerControl}), and its management API (for what AMQP
+ * does not tell, such as a queue's unacknowledged messages).
  */
-public record RabbitMqEndpoint(String host, int port, String user, String password, BrokerControl control) {
+public record RabbitMqEndpoint(String host, int port, String user, String password, BrokerControl control, URI management) {
 
     public ConnectionFactory connectionFactory(String virtualHost) {
         ConnectionFactory factory = new ConnectionFactory();

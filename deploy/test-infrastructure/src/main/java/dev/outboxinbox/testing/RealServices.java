@@ -1,5 +1,6 @@
 package dev.outboxinbox.testing;
 
+import java.net.URI;
 import java.util.Map;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
@@ -50,7 +51,8 @@ public final class RealServices {
     private static RabbitMqEndpoint rabbitMqFromEnvironment() {
         // Stopping and starting the broker needs rabbitmqctl on this machine: the variables name a local broker.
         return new RabbitMqEndpoint(env("TEST_RABBITMQ_HOST"), Integer.parseInt(envOr("TEST_RABBITMQ_PORT", "5672")),
-                envOr("TEST_RABBITMQ_USER", "guest"), envOr("TEST_RABBITMQ_PASSWORD", "guest"), BrokerControl.local());
+                envOr("TEST_RABBITMQ_USER", "guest"), envOr("TEST_RABBITMQ_PASSWORD", "guest"), BrokerControl.local(),
+                URI.create(envOr("TEST_RABBITMQ_MANAGEMENT_URL", "http://" + env("TEST_RABBITMQ_HOST") + ":15672")));
     }
 
     @SuppressWarnings("resource") // lives as long as the test JVM; Testcontainers' Ryuk removes it
@@ -81,7 +83,7 @@ public final class RealServices {
                     } catch (Exception e) {
                         return new BrokerControl.Result(-1, e.toString());
                     }
-                }));
+                }), URI.create(container.getHttpUrl()));
     }
 
     private static void requireDocker(String service, String variables) {

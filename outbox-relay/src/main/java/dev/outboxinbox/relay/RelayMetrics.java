@@ -1,0 +1,54 @@
+package dev.outboxinbox.relay;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * What the relay did and how far behind it is, on {@code /q/metrics}:
+ * {@code outbox_relay_events_published_total}, {@code …_events_parked_total},
+ * {@code …_events_recovered_total}, {@code …_wal_records_skipped_total},
+ * {@code …_batch_attempts_failed_total}, {@code …_confirm_latency_seconds} (publish to last
+ * confirm, per batch), {@code …_slot_retained_wal_bytes} and {@code …_oldest_unpublished_age_seconds}.
+ */
+@ApplicationScoped
+class RelayMetrics {
+
+    private final Timer confirmLatency;
+
+    RelayMetrics(MeterRegistry registry, RelayStatus status, RelayLag lag) {
+        counter(registry, "outbox.relay.events.published", "Events the broker confirmed in a queue", status, RelayStatus::published);
+        counter(registry, "outbox.relay.events.parked", "Unroutable events parked in outbox-relay.parked", status, RelayStatus::parked);
+        counter(registry, "outbox.relay.events.recovered", "Events republished from the outbox table after a slot was lost",
+                status, RelayStatus::recoveredEvents);
+        counter(registry, "outbox.relay.wal.records.skipped", "WAL records that were not outbox inserts", status, RelayStatus::skipped);
+        counter(registry, "outbox.relay.batch.attempts.failed", "Batch attempts that were not confirmed whole and were retried",
+                status, RelayStatus::failedAttempts);
+        gauge(registry, "outbox.relay.slot.retained.wal.bytes", "WAL the relay's slot keeps on the producer's disk (-1: no slot)",
+                lag, l -> l.sample().retainedWalBytes());
+        gauge(registry, "outbox.relay.oldest.unpublished.age.seconds",
+                "Age of the oldest outbox row committed after the last published event (-1: unknown)",
+                lag, l -> l.sample().oldestUnpublishedSeconds());
+        confirmLatency = Timer.builder("outbox.relay.confirm.latency")
+                .description("From a batch's first publish to its last publisher confirm")
+                .publishPercentiles(0.5, 0.95, 0.99)
+                .register(registry);
+    }
+
+    void batchConfirmed(Duration took) {
+        confirmLatency.record(took);
+    }
+
+    private static void counter(MeterRegistry registry, String name, String description, RelayStatus status,
+                                ToDoubleFunction<RelayStatus> value) {
+        FunctionCounter.builder(name, status, value).description(description).register(registry);
+    }
+
+    private static void gauge(MeterRegistry registry, String name, String description, RelayLag lag, ToDoubleFunction<RelayLag> value) {
+        Gauge.builder(name, lag, value).description(description).register(registry);
+    }
+}
