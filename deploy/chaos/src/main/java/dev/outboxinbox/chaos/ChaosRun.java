@@ -31,12 +31,20 @@ import java.util.concurrent.locks.LockSupport;
 public final class ChaosRun {
 
     private static final Map<String, Map<String, String>> PROFILES = Map.of(
-            // Fits CI: about 40 s of load, one of every fault that matters.
-            "short", Map.of("orders", "1200", "rate", "30", "broker-restarts", "2", "broker-node-restarts", "0",
-                    "kills", "1", "postgres-restarts", "1", "broker-down-while-relay-starts", "1", "poison", "1", "republish", "1"),
-            // The run: ten broker restarts and more, three kills of each service.
-            "full", Map.of("orders", "12000", "rate", "40", "broker-restarts", "10", "broker-node-restarts", "2",
-                    "kills", "3", "postgres-restarts", "2", "broker-down-while-relay-starts", "2", "poison", "2", "republish", "2"));
+            // Fits CI: about 40 s of load, one of every fault that matters, and three of the edge cases.
+            "short", Map.ofEntries(Map.entry("orders", "1200"), Map.entry("rate", "30"), Map.entry("broker-restarts", "2"),
+                    Map.entry("broker-node-restarts", "0"), Map.entry("kills", "1"), Map.entry("postgres-restarts", "1"),
+                    Map.entry("broker-down-while-relay-starts", "1"), Map.entry("poison", "1"), Map.entry("republish", "1"),
+                    Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "0"), Map.entry("foreign-messages", "1"),
+                    Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "0"),
+                    Map.entry("binding-removals", "0"), Map.entry("second-inventory", "0")),
+            // The issues' run: ten broker restarts and more, three kills of each service, every edge case.
+            "full", Map.ofEntries(Map.entry("orders", "12000"), Map.entry("rate", "40"), Map.entry("broker-restarts", "10"),
+                    Map.entry("broker-node-restarts", "2"), Map.entry("kills", "3"), Map.entry("postgres-restarts", "2"),
+                    Map.entry("broker-down-while-relay-starts", "2"), Map.entry("poison", "2"), Map.entry("republish", "2"),
+                    Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "1"), Map.entry("foreign-messages", "2"),
+                    Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "1"),
+                    Map.entry("binding-removals", "1"), Map.entry("second-inventory", "1")));
 
     private static final long START = System.nanoTime();
 
@@ -89,9 +97,11 @@ public final class ChaosRun {
         Verifier verifier = new Verifier(system);
         Injections injections = new Injections(system, seed);
 
-        Schedule schedule = Schedule.of(new Schedule.Counts(integer("broker-restarts"), integer("broker-node-restarts"),
-                integer("kills"), integer("postgres-restarts"), integer("broker-down-while-relay-starts"),
-                integer("poison"), integer("republish")), (long) (orders / rate * 1000), seed);
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (Schedule.Fault fault : Schedule.Fault.values()) {
+            counts.put(fault.option, integer(fault.option));
+        }
+        Schedule schedule = Schedule.of(counts, (long) (orders / rate * 1000), seed);
         say("target %s, seed %d, %d orders at %.0f/s, %d faults%s", options.get("target"), seed, orders, rate,
                 schedule.steps().size(), negativeControl ? ", NEGATIVE CONTROL: inventory-service runs without deduplication" : "");
         schedule.steps().forEach(s -> say("  planned at %5.1f s: %s", s.atMillis() / 1000.0, s.fault().description));
@@ -186,7 +196,83 @@ public final class ChaosRun {
             }
             case POISON -> injections.publishPoison();
             case REPUBLISH -> injections.republish(Integer.parseInt(options.get("republish-count")));
+            case SLOT_RECREATED -> {
+                target.kill("outbox-relay");
+                dropRelaySlot(target);
+                pause(outage);
+                // What the reset runbook's deploy/local/up (or compose's init) does: the slot made again by hand.
+                target.superuserSql("orders", "SELECT pg_create_logical_replication_slot('" + relaySlot() + "', 'pgoutput')");
+                target.start("outbox-relay");
+            }
+            case RELAY_FRESH_START -> {
+                target.kill("outbox-relay");
+                dropRelaySlot(target);
+                target.superuserSql("outbox_relay", "DELETE FROM " + env("RELAY_OFFSETS_TABLE", "relay_offsets"));
+                pause(outage);
+                target.start("outbox-relay");
+            }
+            case FOREIGN_LOGICAL_MESSAGE -> target.superuserSql("orders",
+                    "SELECT pg_logical_emit_message(true, 'chaos-another-tool', 'not an outbox event')");
+            case INVENTORY_DB_READ_ONLY -> {
+                target.superuserSql("postgres", "ALTER ROLE inventory_service SET default_transaction_read_only = on");
+                terminateInventorySessions(target);
+                try {
+                    pause(10_000 + 2 * outage);
+                } finally {
+                    target.superuserSql("postgres", "ALTER ROLE inventory_service RESET default_transaction_read_only");
+                    terminateInventorySessions(target);
+                }
+            }
+            case INVENTORY_DB_DOWN -> {
+                target.superuserSql("postgres", "ALTER DATABASE inventory ALLOW_CONNECTIONS false");
+                terminateInventorySessions(target);
+                try {
+                    pause(60_000);
+                } finally {
+                    target.superuserSql("postgres", "ALTER DATABASE inventory ALLOW_CONNECTIONS true");
+                }
+            }
+            case BINDING_REMOVED -> {
+                injections.unbindInventoryQueue();
+                try {
+                    pause(10_000);
+                } finally {
+                    injections.bindInventoryQueue();
+                }
+                say("relay republished parked events: %s", injections.republishParked(relayUrl()));
+            }
+            case SECOND_INVENTORY -> {
+                target.startSecondInventory();
+                pause(8_000 + outage);
+                target.killSecondInventory();
+            }
         }
+    }
+
+    /** Once the killed relay's walsender let go of it. */
+    private void dropRelaySlot(Target target) {
+        String slot = relaySlot();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!target.superuserSql("orders", "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot
+                + "' AND active").trim().equals("0")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("slot " + slot + " still active 30 s after the relay was killed");
+            }
+            pause(200);
+        }
+        target.superuserSql("orders", "SELECT pg_drop_replication_slot('" + slot + "')");
+    }
+
+    private static void terminateInventorySessions(Target target) {
+        target.superuserSql("postgres", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'inventory_service'");
+    }
+
+    private static String relaySlot() {
+        return env("RELAY_SOURCE_SLOT", "outbox_relay");
+    }
+
+    private static URI relayUrl() {
+        return URI.create(env("RELAY_URL", "http://127.0.0.1:8083"));
     }
 
     private static void killAndStart(Target target, String service, long outage) {
@@ -205,7 +291,8 @@ public final class ChaosRun {
                 new Database(jdbc + "inventory", "inventory_service", required("INVENTORY_DB_PASSWORD")),
                 env("RELAY_SOURCE_SLOT", "outbox_relay"),
                 new Broker(env("RABBITMQ_HOST", "127.0.0.1"), Integer.parseInt(env("RABBITMQ_PORT", "5672")), "/",
-                        required("RABBITMQ_ADMIN_USER"), required("RABBITMQ_ADMIN_PASSWORD")));
+                        required("RABBITMQ_ADMIN_USER"), required("RABBITMQ_ADMIN_PASSWORD"),
+                        URI.create("http://" + env("RABBITMQ_HOST", "127.0.0.1") + ":" + env("RABBITMQ_MANAGEMENT_PORT", "15672"))));
     }
 
     private int integer(String option) {

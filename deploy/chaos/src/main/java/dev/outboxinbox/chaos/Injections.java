@@ -8,7 +8,12 @@ import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.system.Replay;
 import dev.outboxinbox.system.SystemUnderTest;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -72,5 +77,32 @@ final class Injections {
         }
         Replay.publish(system.broker(), chosen);
         republished += count;
+    }
+
+    /** What a mistaken deploy or a hand in the management UI does: the queue stops getting order events. */
+    void unbindInventoryQueue() throws Exception {
+        try (Connection connection = system.broker().connectionFactory().newConnection("chaos-unbind");
+             Channel channel = connection.createChannel()) {
+            channel.queueUnbind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+        }
+    }
+
+    void bindInventoryQueue() throws Exception {
+        try (Connection connection = system.broker().connectionFactory().newConnection("chaos-bind");
+             Channel channel = connection.createChannel()) {
+            channel.queueBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+        }
+    }
+
+    /** What the operator does once the binding is back: the relay sends its parked events on. */
+    String republishParked(URI relay) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(relay.resolve("/parked/republish")).timeout(Duration.ofSeconds(60))
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("POST /parked/republish answered " + response.statusCode() + ": " + response.body());
+        }
+        return response.body();
     }
 }

@@ -3,6 +3,7 @@ package dev.outboxinbox.chaos;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 /**
@@ -13,45 +14,53 @@ record Schedule(List<Step> steps) {
 
     enum Fault {
         /** rabbitmqctl stop_app … start_app: every connection drops, queues stay. The headline fault. */
-        BROKER_RESTART("broker restart (stop_app/start_app)"),
+        BROKER_RESTART("broker restart (stop_app/start_app)", "broker-restarts"),
         /** The whole broker node stopped and started again. */
-        BROKER_NODE_RESTART("broker node restart"),
-        KILL_RELAY("kill -9 outbox-relay"),
-        KILL_INVENTORY("kill -9 inventory-service"),
-        KILL_ORDER_SERVICE("kill -9 order-service"),
-        POSTGRES_RESTART("PostgreSQL restart"),
+        BROKER_NODE_RESTART("broker node restart", "broker-node-restarts"),
+        KILL_RELAY("kill -9 outbox-relay", "kills"),
+        KILL_INVENTORY("kill -9 inventory-service", "kills"),
+        KILL_ORDER_SERVICE("kill -9 order-service", "kills"),
+        POSTGRES_RESTART("PostgreSQL restart", "postgres-restarts"),
         /** The relay starts while the broker is down, and must wait for it. */
-        BROKER_DOWN_WHILE_RELAY_STARTS("broker down while outbox-relay starts"),
+        BROKER_DOWN_WHILE_RELAY_STARTS("broker down while outbox-relay starts", "broker-down-while-relay-starts"),
         /** Malformed messages published straight to the orders exchange: they must end in the dead-letter queue. */
-        POISON("poison messages published"),
+        POISON("poison messages published", "poison"),
         /** Delivered events published again, as a replay would: the inbox must absorb them. */
-        REPUBLISH("delivered events republished");
+        REPUBLISH("delivered events republished", "republish"),
+        /** The reset runbook done mid-load: relay killed, its slot dropped, made again later, relay started. */
+        SLOT_RECREATED("relay slot dropped and re-created", "slot-recreations"),
+        /** A relay deployed afresh (no slot, no offsets) after orders were placed. */
+        RELAY_FRESH_START("relay started fresh (no slot, no offsets) after orders", "relay-fresh-starts"),
+        /** Another tool's pg_logical_emit_message in the orders database. */
+        FOREIGN_LOGICAL_MESSAGE("foreign logical message in the orders WAL", "foreign-messages"),
+        /** inventory's sessions turned read-only for 10-20 s: every write fails with 25006. */
+        INVENTORY_DB_READ_ONLY("inventory database refuses writes (read-only)", "inventory-db-refusals"),
+        /** inventory's database takes no connections for 60 s while orders keep coming. */
+        INVENTORY_DB_DOWN("inventory database down for 60 s", "inventory-db-outages"),
+        /** The inventory queue's binding removed for 10 s: the relay parks, then republishes on request. */
+        BINDING_REMOVED("inventory queue unbound for 10 s", "binding-removals"),
+        /** A second inventory-service joins the queue, consumes, and is killed. */
+        SECOND_INVENTORY("second inventory-service joins, then kill -9", "second-inventory");
 
         final String description;
+        /** The chaos run's option that says how many times (kills: of each service). */
+        final String option;
 
-        Fault(String description) {
+        Fault(String description, String option) {
             this.description = description;
+            this.option = option;
         }
     }
 
     record Step(long atMillis, Fault fault, long outageMillis) {
     }
 
-    record Counts(int brokerRestarts, int brokerNodeRestarts, int killsPerService, int postgresRestarts,
-                  int brokerDownWhileRelayStarts, int poisonBursts, int republishBursts) {
-    }
-
-    static Schedule of(Counts counts, long loadMillis, long seed) {
+    /** @param counts how many times each fault, by its {@link Fault#option} */
+    static Schedule of(Map<String, Integer> counts, long loadMillis, long seed) {
         List<Fault> faults = new ArrayList<>();
-        add(faults, Fault.BROKER_RESTART, counts.brokerRestarts());
-        add(faults, Fault.BROKER_NODE_RESTART, counts.brokerNodeRestarts());
-        add(faults, Fault.KILL_RELAY, counts.killsPerService());
-        add(faults, Fault.KILL_INVENTORY, counts.killsPerService());
-        add(faults, Fault.KILL_ORDER_SERVICE, counts.killsPerService());
-        add(faults, Fault.POSTGRES_RESTART, counts.postgresRestarts());
-        add(faults, Fault.BROKER_DOWN_WHILE_RELAY_STARTS, counts.brokerDownWhileRelayStarts());
-        add(faults, Fault.POISON, counts.poisonBursts());
-        add(faults, Fault.REPUBLISH, counts.republishBursts());
+        for (Fault fault : Fault.values()) {
+            add(faults, fault, counts.getOrDefault(fault.option, 0));
+        }
         Random random = new Random(seed);
         Collections.shuffle(faults, random);
         List<Step> steps = new ArrayList<>();

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 abstract class Target {
 
     static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay");
+    /** Where the second inventory-service of deploy/local listens (the first is on 8082). */
+    static final int SECOND_INVENTORY_PORT = 8092;
 
     protected final Path root;
 
@@ -45,6 +47,15 @@ abstract class Target {
     abstract void start(String service);
 
     abstract void restartPostgres();
+
+    /** Runs one statement as PostgreSQL's superuser in a database; returns what it printed (psql -tA). */
+    abstract String superuserSql(String database, String sql);
+
+    /** A second inventory-service on the same queue, without waiting for it. */
+    abstract void startSecondInventory();
+
+    /** SIGKILL to the second inventory-service. */
+    abstract void killSecondInventory();
 
     /** Every service running and ready (after the last fault). */
     abstract void ensureRunning();
@@ -128,14 +139,48 @@ abstract class Target {
         }
 
         @Override
+        String superuserSql(String database, String sql) {
+            return run(Duration.ofMinutes(1), "bash", "-c", "source deploy/local/lib.sh && load_env && psql -X -q -v ON_ERROR_STOP=1"
+                    + " -h \"$POSTGRES_HOST\" -p \"$POSTGRES_PORT\" -U \"${POSTGRES_SUPERUSER:-postgres}\" -d \"$1\" -tAc \"$2\"",
+                    "superuser-sql", database, sql);
+        }
+
+        @Override
+        void startSecondInventory() {
+            run(Duration.ofMinutes(1), "bash", "-c", """
+                    source deploy/local/lib.sh && load_env
+                    set -a && source "$(env_file inventory-service)" && set +a
+                    export QUARKUS_HTTP_PORT=%d
+                    mkdir -p "$RUN_DIR/logs"
+                    # shellcheck disable=SC2086
+                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of inventory-service)" \
+                        >> "$RUN_DIR/logs/inventory-service-2.log" 2>&1 < /dev/null &
+                    echo $! > "$RUN_DIR/inventory-service-2.pid"
+                    """.formatted(SECOND_INVENTORY_PORT));
+        }
+
+        @Override
+        void killSecondInventory() {
+            run(Duration.ofMinutes(1), "bash", "-c", "source deploy/local/lib.sh"
+                    + " && kill -KILL \"$(< \"$RUN_DIR/inventory-service-2.pid\")\" && rm -f \"$RUN_DIR/inventory-service-2.pid\"");
+        }
+
+        @Override
         long duplicatesAbsorbed() {
-            Path log = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString()))
-                    .resolve("logs/inventory-service.log");
-            try (var lines = Files.lines(log)) {
-                return lines.filter(l -> l.contains("Duplicate message")).count();
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot read " + log, e);
+            Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
+            long total = 0;
+            for (String name : List.of("inventory-service.log", "inventory-service-2.log")) {
+                Path log = logs.resolve(name);
+                if (!Files.exists(log)) {
+                    continue;
+                }
+                try (var lines = Files.lines(log)) {
+                    total += lines.filter(l -> l.contains("Duplicate message")).count();
+                } catch (IOException e) {
+                    throw new IllegalStateException("cannot read " + log, e);
+                }
             }
+            return total;
         }
     }
 
@@ -143,6 +188,7 @@ abstract class Target {
     static final class Compose extends Target {
 
         private final List<String> compose;
+        private String secondInventory;
 
         Compose(Path root) {
             super(root);
@@ -195,6 +241,22 @@ abstract class Target {
         @Override
         void ensureRunning() {
             compose("up", "-d", "--no-build", "--wait");
+        }
+
+        @Override
+        String superuserSql(String database, String sql) {
+            return compose("exec", "-T", "postgres", "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-U", "postgres", "-d", database, "-tAc", sql);
+        }
+
+        @Override
+        void startSecondInventory() {
+            // A one-off container of the same service: it joins the queue; its port is not published.
+            secondInventory = compose("run", "-d", "--no-deps", "inventory-service").trim();
+        }
+
+        @Override
+        void killSecondInventory() {
+            run(Duration.ofMinutes(1), "docker", "rm", "-f", secondInventory);
         }
 
         @Override

@@ -9,7 +9,12 @@ import org.junit.jupiter.api.Test;
 
 class ScheduleTest {
 
-    private static final Schedule.Counts FULL = new Schedule.Counts(10, 2, 3, 2, 2, 2, 2);
+    private static final Map<String, Integer> FULL = Map.ofEntries(Map.entry("broker-restarts", 10),
+            Map.entry("broker-node-restarts", 2), Map.entry("kills", 3), Map.entry("postgres-restarts", 2),
+            Map.entry("broker-down-while-relay-starts", 2), Map.entry("poison", 2), Map.entry("republish", 2),
+            Map.entry("slot-recreations", 1), Map.entry("relay-fresh-starts", 1), Map.entry("foreign-messages", 1),
+            Map.entry("inventory-db-refusals", 1), Map.entry("inventory-db-outages", 1), Map.entry("binding-removals", 1),
+            Map.entry("second-inventory", 1));
 
     @Test
     void theSameSeedGivesTheSameScheduleAndAnotherSeedAnother() {
@@ -30,7 +35,10 @@ class ScheduleTest {
                 .containsEntry(Schedule.Fault.POSTGRES_RESTART, 2L)
                 .containsEntry(Schedule.Fault.BROKER_DOWN_WHILE_RELAY_STARTS, 2L)
                 .containsEntry(Schedule.Fault.POISON, 2L)
-                .containsEntry(Schedule.Fault.REPUBLISH, 2L);
+                .containsEntry(Schedule.Fault.REPUBLISH, 2L)
+                .containsEntry(Schedule.Fault.SLOT_RECREATED, 1L)
+                .containsEntry(Schedule.Fault.INVENTORY_DB_DOWN, 1L)
+                .containsEntry(Schedule.Fault.SECOND_INVENTORY, 1L);
     }
 
     @Test

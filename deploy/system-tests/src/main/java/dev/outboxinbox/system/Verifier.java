@@ -3,13 +3,21 @@ package dev.outboxinbox.system;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -21,6 +29,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -35,14 +45,23 @@ import java.util.stream.Collectors;
  *       holding stock, a SKU reserved beyond the sum of its reserved orders;</li>
  *   <li><b>phantom</b>: an outcome or inbox entry without a committed order or event, or a request
  *       that definitely failed (4xx, never connected) and committed anyway;</li>
- *   <li>the dead-letter queue holding anything but the poison that was injected;</li>
- *   <li>no convergence within the bound: queue drained, every committed order decided, the relay's
- *       slot confirmed past the end of the load.</li>
+ *   <li><b>duplicate effect</b> on the producer side too: a committed order that no request's
+ *       Idempotency-Key leads to (a request committed twice);</li>
+ *   <li>an outcome decided by another order's event;</li>
+ *   <li>the dead-letter queue holding anything but the poison that was injected, a dead letter
+ *       without the service's reason, or one the broker dead-lettered for its delivery limit;</li>
+ *   <li>no convergence within the bound: queue drained (nothing ready, nothing unacknowledged),
+ *       every committed order decided, the relay's slot confirmed past the end of the load.</li>
  * </ul>
  */
 public final class Verifier {
 
     private static final int EXAMPLES = 10;
+    /** RabbitMQ's management statistics (unacked counts) are refreshed every 5 s by default. */
+    private static final long STATS_REFRESH_MILLIS = 6_000;
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final Pattern UNACKED = Pattern.compile("\"messages_unacknowledged\":(\\d+)");
 
     private final SystemUnderTest system;
 
@@ -62,16 +81,17 @@ public final class Verifier {
     }
 
     /** A cheap look at how far delivery has come. */
-    public record Convergence(int committed, int undecided, long queued, long deadLetters, boolean slotCaughtUp) {
+    public record Convergence(int committed, int undecided, long queued, long unacked, long deadLetters, boolean slotCaughtUp) {
 
+        /** Drained means nothing ready and nothing unacknowledged: a message in a consumer's hands is not done. */
         boolean settled(long expectedDeadLetters) {
-            return undecided == 0 && queued == 0 && deadLetters == expectedDeadLetters && slotCaughtUp;
+            return undecided == 0 && queued == 0 && unacked == 0 && deadLetters == expectedDeadLetters && slotCaughtUp;
         }
 
         @Override
         public String toString() {
-            return "%d committed, %d undecided, %d queued, %d dead letters, slot %s"
-                    .formatted(committed, undecided, queued, deadLetters, slotCaughtUp ? "caught up" : "behind");
+            return "%d committed, %d undecided, %d queued, %d unacked, %d dead letters, slot %s"
+                    .formatted(committed, undecided, queued, unacked, deadLetters, slotCaughtUp ? "caught up" : "behind");
         }
     }
 
@@ -80,7 +100,8 @@ public final class Verifier {
         int committed = undecided.size();
         undecided.removeAll(uuids(system.inventory(), "SELECT order_id FROM order_outcomes"));
         long[] depth = queueDepths();
-        return new Convergence(committed, undecided.size(), depth[0], depth[1], slotConfirmedPast(walTarget));
+        return new Convergence(committed, undecided.size(), depth[0], unacked(Topology.INVENTORY_QUEUE), depth[1],
+                slotConfirmedPast(walTarget));
     }
 
     /**
@@ -96,6 +117,7 @@ public final class Verifier {
         long start = System.nanoTime();
         long lastReport = 0;
         long delivered = -1;
+        long settledSince = -1;
         String last = "nothing read yet";
         while (true) {
             long elapsed = (System.nanoTime() - start) / 1_000_000;
@@ -105,9 +127,14 @@ public final class Verifier {
                 if (delivered < 0 && state.undecided() == 0 && state.queued() == 0) {
                     delivered = elapsed;
                 }
-                if (state.settled(expectedDeadLetters)) {
-                    progress.accept("converged after " + elapsed + " ms (all decided after " + delivered + " ms): " + state);
-                    return new Settling(delivered, elapsed);
+                if (!state.settled(expectedDeadLetters)) {
+                    settledSince = -1;
+                } else if (settledSince < 0) {
+                    settledSince = elapsed;
+                } else if (elapsed - settledSince >= STATS_REFRESH_MILLIS) {
+                    // Held for longer than the broker takes to refresh its unacked count: not a stale zero.
+                    progress.accept("converged after " + settledSince + " ms (all decided after " + delivered + " ms): " + state);
+                    return new Settling(delivered, settledSince);
                 }
             } catch (Exception e) {
                 last = "cannot read the state: " + e.getMessage(); // a database or the broker may still be restarting
@@ -157,7 +184,8 @@ public final class Verifier {
         query(system.inventory(), "SELECT sku, reserved FROM products", rs -> reservedBySku.put(rs.getString(1), rs.getInt(2)));
         Set<String> inbox = new HashSet<>();
         query(system.inventory(), "SELECT message_id FROM inbox", rs -> inbox.add(rs.getString(1)));
-        List<String> deadLetterIds = deadLetterIds();
+        List<DeadLetter> deadLetters = deadLetters();
+        List<String> deadLetterIds = deadLetters.stream().map(DeadLetter::messageId).toList();
 
         // Requests: an acknowledged order exists; a definite failure wrote nothing.
         Map<String, Long> byResult = new TreeMap<>();
@@ -171,6 +199,17 @@ public final class Verifier {
             }
             if (request.result() == OrderLoad.Result.FAILED && keys.containsKey(request.idempotencyKey())) {
                 violations.phantom("request failed definitely but committed", request.idempotencyKey());
+            }
+        }
+
+        // Requests: each committed order is the one order of one request (every request of a load sends
+        // an Idempotency-Key); an order no key leads to is a request that committed twice.
+        if (!requests.isEmpty()) {
+            Set<UUID> keyed = new HashSet<>(keys.values());
+            for (UUID order : committed) {
+                if (!keyed.contains(order)) {
+                    violations.duplicateEffect("committed order no Idempotency-Key leads to (a request committed twice?)", order);
+                }
             }
         }
 
@@ -193,6 +232,9 @@ public final class Verifier {
                 violations.phantom("outcome for an order that was never committed", outcome.getKey());
             } else if (!outbox.containsKey(outcomeMessages.get(outcome.getKey()))) {
                 violations.phantom("outcome decided by a message that is not an outbox event", outcome.getKey());
+            } else if (!outcome.getKey().equals(outbox.get(outcomeMessages.get(outcome.getKey())))) {
+                violations.phantom("outcome decided by another order's event", outcome.getKey()
+                        + " by " + outcomeMessages.get(outcome.getKey()));
             }
         }
         for (String messageId : inbox) {
@@ -228,6 +270,15 @@ public final class Verifier {
             }
         }
 
+        // Dead letters: exactly the injected poison, each parked by the service with its reason, none by
+        // the broker because a valid message went round too often.
+        for (DeadLetter letter : deadLetters) {
+            if (letter.deliveryLimit()) {
+                violations.other("dead-lettered by the broker's delivery limit, not by the service: " + letter.messageId());
+            } else if (!letter.hasReason()) {
+                violations.other("dead letter without the service's reason: " + letter.messageId());
+            }
+        }
         // Dead letters: exactly the injected poison.
         Set<String> parked = new TreeSet<>(deadLetterIds);
         if (parked.size() != deadLetterIds.size()) {
@@ -322,16 +373,39 @@ public final class Verifier {
         }
     }
 
-    /** The message ids in the dead-letter queue, read without taking them (they go back on close). */
-    private List<String> deadLetterIds() throws Exception {
-        List<String> ids = new ArrayList<>();
+    private record DeadLetter(String messageId, boolean hasReason, boolean deliveryLimit) {
+    }
+
+    /** The dead letters, read without taking them (they go back on close). */
+    private List<DeadLetter> deadLetters() throws Exception {
+        List<DeadLetter> letters = new ArrayList<>();
         try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
              Channel channel = connection.createChannel()) {
             for (GetResponse message; (message = channel.basicGet(Topology.INVENTORY_DEAD_LETTER_QUEUE, false)) != null; ) {
-                ids.add(Objects.requireNonNullElse(message.getProps().getMessageId(), "(no message id)"));
+                Map<String, Object> headers = message.getProps().getHeaders() == null ? Map.of() : message.getProps().getHeaders();
+                boolean deliveryLimit = String.valueOf(headers.get("x-death")).contains("delivery_limit")
+                        || "delivery_limit".equals(String.valueOf(headers.get("x-first-death-reason")));
+                letters.add(new DeadLetter(Objects.requireNonNullElse(message.getProps().getMessageId(), "(no message id)"),
+                        headers.get(MessageHeaders.DEAD_LETTER_REASON) != null, deliveryLimit));
             }
         }
-        return ids;
+        return letters;
+    }
+
+    /** Messages delivered to a consumer and not yet acknowledged, from the management API (AMQP does not tell). */
+    private long unacked(String queue) throws Exception {
+        Broker broker = system.broker();
+        URI uri = broker.management().resolve("/api/queues/" + URLEncoder.encode(broker.virtualHost(), StandardCharsets.UTF_8)
+                + "/" + URLEncoder.encode(queue, StandardCharsets.UTF_8));
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5))
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(
+                        (broker.user() + ":" + broker.password()).getBytes(StandardCharsets.UTF_8))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("management API " + uri + " answered " + response.statusCode());
+        }
+        Matcher unacked = UNACKED.matcher(response.body());
+        return unacked.find() ? Long.parseLong(unacked.group(1)) : 0; // absent until the first statistics of a new queue
     }
 
     private interface Row {

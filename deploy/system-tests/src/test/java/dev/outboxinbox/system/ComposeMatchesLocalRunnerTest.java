@@ -65,6 +65,18 @@ class ComposeMatchesLocalRunnerTest {
         })).as("the local runner's ports").containsExactlyInAnyOrder("8081", "8082", "8083");
     }
 
+    /** A slot that nobody reads may keep only so much WAL, in both: the same bound, set in both places. */
+    @Test
+    void postgresBoundsTheWalASlotMayKeepTheSameWayInBoth() throws IOException {
+        Matcher compose = Pattern.compile("\"max_slot_wal_keep_size=([^\"]+)\"")
+                .matcher(Files.readString(ROOT.resolve("docker-compose.yml")));
+        Matcher local = Pattern.compile("(?m)^max_slot_wal_keep_size=(\\S+)$")
+                .matcher(Files.readString(ROOT.resolve("deploy/local/prepare-services")));
+        assertThat(compose.find()).as("docker-compose.yml sets max_slot_wal_keep_size").isTrue();
+        assertThat(local.find()).as("deploy/local/prepare-services sets max_slot_wal_keep_size").isTrue();
+        assertThat(local.group(1)).isEqualTo(compose.group(1));
+    }
+
     @Test
     void everyCredentialComesFromTheEnvFileAndExistsThere() throws IOException {
         Set<String> defined = Files.readAllLines(ROOT.resolve(".env")).stream()

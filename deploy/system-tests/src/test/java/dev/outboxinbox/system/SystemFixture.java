@@ -120,7 +120,7 @@ final class SystemFixture {
                 new Database(pg.jdbcUrl(ORDERS_DB), ORDER_ROLE, PASSWORD),
                 new Database(pg.jdbcUrl(INVENTORY_DB), INVENTORY_ROLE, PASSWORD),
                 SLOT,
-                new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password()));
+                new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password(), broker.management()));
     }
 
     static Path packaged(String service) {

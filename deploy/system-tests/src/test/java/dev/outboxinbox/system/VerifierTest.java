@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.testing.PostgresEndpoint;
 import dev.outboxinbox.testing.RabbitMqEndpoint;
@@ -55,7 +56,7 @@ class VerifierTest {
         verifier = new Verifier(new SystemUnderTest(null, null,
                 new Database(pg.jdbcUrl(ORDERS_DB), pg.user(), pg.password()),
                 new Database(pg.jdbcUrl(INVENTORY_DB), pg.user(), pg.password()),
-                SLOT, new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password())));
+                SLOT, new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password(), broker.management())));
     }
 
     @AfterAll
@@ -168,6 +169,66 @@ class VerifierTest {
                 .containsExactly("injected poison is not in the dead-letter queue: poison-2");
     }
 
+    @Test
+    void aDeadLetterWithoutTheServicesReasonOrParkedByTheDeliveryLimitIsNamed() throws Exception {
+        deadLetter("no-reason", Map.of());
+        deadLetter("limit", Map.of("x-first-death-reason", "delivery_limit",
+                "x-death", List.of(Map.of("reason", "delivery_limit", "queue", Topology.INVENTORY_QUEUE, "count", 10L))));
+
+        assertThat(verify(Set.of("no-reason", "limit")).violations()).containsExactlyInAnyOrder(
+                "dead letter without the service's reason: no-reason",
+                "dead-lettered by the broker's delivery limit, not by the service: limit");
+    }
+
+    @Test
+    void anOrderNoRequestsKeyLeadsToIsARequestCommittedTwice() throws Exception {
+        UUID first = order(Map.of("SKU-APPLE", 1));
+        reserve(first, Map.of("SKU-APPLE", 1));
+        UUID second = order(Map.of("SKU-APPLE", 1));
+        reserve(second, Map.of("SKU-APPLE", 1));
+        // The same request's second commit: a key points at one order only.
+        pg.execute(ORDERS_DB, "DELETE FROM idempotency_keys WHERE order_id = '" + second + "'");
+        requests.remove(1);
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.duplicateEffects()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("DUPLICATE EFFECT: committed order no Idempotency-Key leads to")
+                && v.contains(second.toString()));
+    }
+
+    @Test
+    void anOutcomeDecidedByAnotherOrdersEventIsAPhantom() throws Exception {
+        UUID mine = order(Map.of("SKU-APPLE", 1));
+        UUID other = order(Map.of("SKU-PEAR", 1));
+        reject(other);
+        pg.execute(INVENTORY_DB, "INSERT INTO order_outcomes (order_id, status, reason, message_id, decided_at) VALUES ('"
+                + mine + "', 'REJECTED', 'x', '" + other + "', now())");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("PHANTOM: outcome decided by another order's event")
+                && v.contains(mine.toString()));
+    }
+
+    @Test
+    void aMessageInAConsumersHandsIsNotDrained() throws Exception {
+        UUID order = order(Map.of("SKU-APPLE", 1));
+        reserve(order, Map.of("SKU-APPLE", 1));
+        try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
+            channel.basicPublish("", Topology.INVENTORY_QUEUE, new AMQP.BasicProperties.Builder().messageId("held").build(),
+                    "{}".getBytes(StandardCharsets.UTF_8));
+            // Taken and never acked: nothing is ready, yet the queue is not drained.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                    .until(() -> channel.basicGet(Topology.INVENTORY_QUEUE, false) != null);
+
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> verifier.convergence(verifier.walPosition()).unacked() == 1);
+            Verifier.Convergence state = verifier.convergence(verifier.walPosition());
+            assertThat(state.queued()).isZero();
+            assertThat(state.settled(0)).isFalse();
+        }
+    }
+
     private VerificationReport verify(Set<String> injectedPoison) throws Exception {
         return verifier.verify(requests, injectedPoison, null, SETTLED, Duration.ZERO);
     }
@@ -218,11 +279,16 @@ class VerifierTest {
                         + "', 'REJECTED', 'insufficient stock', '" + order + "', now())");
     }
 
+    /** A dead letter as inventory-service parks one: with its reason. */
     private void deadLetter(String messageId) throws Exception {
+        deadLetter(messageId, Map.of(MessageHeaders.DEAD_LETTER_REASON, "malformed JSON"));
+    }
+
+    private void deadLetter(String messageId, Map<String, Object> headers) throws Exception {
         try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
             channel.basicPublish("", Topology.INVENTORY_DEAD_LETTER_QUEUE,
-                    new AMQP.BasicProperties.Builder().messageId(messageId).build(), "{".getBytes(StandardCharsets.UTF_8));
+                    new AMQP.BasicProperties.Builder().messageId(messageId).headers(headers).build(), "{".getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(5_000);
         }
     }
