@@ -23,9 +23,11 @@ import java.util.Optional;
  *
  * <p>Before every engine start it compares the slot with the relay's stored offset. A slot that is
  * missing or lost is made anew; a slot confirmed beyond the stored offset is not the one the relay
- * was reading (it was recreated behind its back). In each case the events in between exist only in
- * the outbox table, so every row still there is published again, confirmed, before streaming
- * starts; the consumers' inboxes absorb the copies. The order of steps is what makes it safe:
+ * was reading (it was recreated behind its back); and without a stored offset (a first start, or
+ * offsets deleted) nothing tells whether the slot is older than the first event: a slot made by
+ * hand after orders were placed looks the same as one the deployment made before. In each case the
+ * events in between may exist only in the outbox table, so every row still there is published
+ * again, confirmed, before streaming starts; the consumers' inboxes absorb the copies. The order of steps is what makes it safe:
  * <ol>
  *   <li>a marker is committed in the relay's own database, so a crash at any later step repeats the
  *       recovery instead of forgetting it;</li>
@@ -67,7 +69,8 @@ class SlotRecovery {
             Optional<Long> stored = storedOffset(offsetsDb);
             String reason = slot.isEmpty() ? "slot " + source.slot() + " did not exist"
                     : slot.get().lost() ? "slot " + source.slot() + " was invalidated (its WAL is gone)"
-                    : stored.isPresent() && slot.get().confirmedFlush() > stored.get()
+                    : stored.isEmpty() ? "no stored offset: nothing says slot " + source.slot() + " was made before the first event"
+                    : slot.get().confirmedFlush() > stored.get()
                             ? "slot " + source.slot() + " is confirmed past the relay's offset (" + slot.get().confirmedFlush()
                                     + " > " + stored.get() + "): it was recreated"
                             : null;

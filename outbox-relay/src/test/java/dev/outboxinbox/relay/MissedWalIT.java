@@ -48,22 +48,22 @@ class MissedWalIT {
                 new HashSet<>(queue.messageIds()).size(), expected.size());
     }
 
-    /** The deployment makes the slot before the producer's first write (deploy/postgres/create-databases.sql). */
+    /**
+     * A slot made by hand after events were committed, and a relay that never stored an offset: what
+     * a chaos run found (a relay killed before its first offset, its slot dropped and made again). The
+     * relay cannot tell this slot from one made before the first event, so it republishes the table.
+     */
     @Test
-    void aSlotMadeBeforeTheFirstOrderHoldsEveryEventForTheRelaysFirstStartWithoutARecovery() throws Exception {
+    void aRelayWithoutAStoredOffsetPublishesWhatANewerSlotDoesNotHold() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.no-offset-new-slot");
+        List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
         RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
                 "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')");
-        QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-made-first");
-        List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
 
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-made-first.log").awaitReady(Duration.ofSeconds(60));
+        ServiceProcess relay = RelayProcess.start(config, "relay-it-no-offset-new-slot.log").awaitReady(Duration.ofSeconds(60));
         try {
+            expected.addAll(RelayFixture.insertOrderCreated(1, null));
             awaitDelivered(queue, expected);
-            String health = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                    java.net.URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            assertThat(health).as("streamed from the slot, nothing republished from the table").doesNotContain("lastRecovery");
-            assertThat(queue.messageIds()).hasSize(5);
         } finally {
             relay.stopGracefully();
         }
