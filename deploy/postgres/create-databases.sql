@@ -31,10 +31,3 @@ GRANT CONNECT ON DATABASE inventory TO inventory_service;
 REVOKE CONNECT ON DATABASE outbox_relay FROM PUBLIC;
 GRANT CONNECT ON DATABASE outbox_relay TO outbox_relay;
 
--- The relay's replication slot, made before order-service takes its first order: from here on the
--- WAL of every order is kept for the relay, even if the relay starts much later. Where the slot is
--- missing anyway (a reset, a failover, an invalidated slot), the relay republishes from the outbox
--- table (README: "When the relay's slot is lost"). Same name as RELAY_SOURCE_SLOT.
-\connect orders
-SELECT pg_create_logical_replication_slot('outbox_relay', 'pgoutput')
-WHERE NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = 'outbox_relay');

@@ -29,6 +29,35 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
         return header(record, ROUTER_EVENT_ID) != null;
     }
 
+    /**
+     * The message for a routed outbox row; for a row that lacks a field the contract needs (a
+     * schema that drifted, a writer other than {@code OutboxWriter}), a copy addressed to the
+     * relay's parking place with the reason, so that it neither stops the relay nor vanishes.
+     */
+    static OutboundMessage fromOrParked(SourceRecord record) {
+        try {
+            return from(record);
+        } catch (RuntimeException malformed) {
+            String eventId = header(record, ROUTER_EVENT_ID);
+            String type = header(record, ROUTER_TYPE);
+            Map<String, Object> headers = new HashMap<>();
+            headers.put(MessageHeaders.AGGREGATE_TYPE, record.topic());
+            headers.put(MessageHeaders.AGGREGATE_ID, String.valueOf(record.key()));
+            headers.put(MessageHeaders.DEAD_LETTER_REASON, "malformed outbox row: " + malformed.getMessage());
+            headers.put(MessageHeaders.ORIGINAL_EXCHANGE, record.topic());
+            headers.put(MessageHeaders.ORIGINAL_ROUTING_KEY, type == null ? "" : type);
+            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(eventId).type(type)
+                    .contentType(MessageHeaders.CONTENT_TYPE).deliveryMode(2).timestamp(new Date()).headers(headers).build();
+            byte[] body = record.value() == null ? new byte[0] : record.value().toString().getBytes(StandardCharsets.UTF_8);
+            return new OutboundMessage(eventId, Topology.RELAY_PARKING_EXCHANGE, type == null ? "" : type, properties, body);
+        }
+    }
+
+    /** Whether this message goes straight to the parking place (a malformed row), not to its exchange. */
+    boolean malformed() {
+        return Topology.RELAY_PARKING_EXCHANGE.equals(exchange);
+    }
+
     static OutboundMessage from(SourceRecord record) {
         String eventId = requiredHeader(record, ROUTER_EVENT_ID);
         Object value = record.value();

@@ -1,5 +1,6 @@
 package dev.outboxinbox.relay;
 
+import dev.outboxinbox.events.MessageHeaders;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.quarkus.logging.Log;
@@ -80,7 +81,7 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
         for (RecordChangeEvent<SourceRecord> event : records) {
             SourceRecord record = event.record();
             if (OutboundMessage.isRouted(record)) {
-                messages.add(OutboundMessage.from(record));
+                messages.add(OutboundMessage.fromOrParked(record));
             } else if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
                 skipped = record.topic();
                 skips++;
@@ -91,20 +92,24 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             Log.infof("Skipped %d WAL record(s) that are not outbox inserts (last on %s)", skips, skipped);
             status.skipped(skips);
         }
-        List<BatchConfirms.Returned> parked = publishWholeBatch(messages);
+        List<BatchConfirms.Returned> parked = new ArrayList<>(publishWholeBatch(messages));
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
         }
         committer.markBatchFinished();
+        messages.stream().filter(OutboundMessage::malformed).forEach(m -> parked.add(new BatchConfirms.Returned(m,
+                String.valueOf(m.properties().getHeaders().get(MessageHeaders.DEAD_LETTER_REASON)))));
         status.batchCommitted(messages.size(), parked);
-        messages.stream().map(OutboundMessage::committedAt).max(Instant::compareTo).ifPresent(status::publishedUpTo);
+        messages.stream().filter(m -> !m.malformed()).map(OutboundMessage::committedAt).max(Instant::compareTo)
+                .ifPresent(status::publishedUpTo);
     }
 
     /**
      * Retries the whole batch with growing pauses. An event no queue is bound for does not fail the
-     * batch: it is parked (confirmed) with its reason, and the batch is committed past it. When the attempts run out the batch is still
-     * not committed: the exception stops the engine, and {@link RelayEngine} restarts it from the
-     * last committed offset, so the same events come back. Nothing is ever skipped.
+     * batch: it is parked (confirmed) with its reason, and the batch is committed past it. When the
+     * attempts run out the batch is still not committed: the exception stops the engine, and
+     * {@link RelayEngine} restarts it from the last committed offset, so the same events come back.
+     * Nothing is ever skipped.
      */
     private List<BatchConfirms.Returned> publishWholeBatch(List<OutboundMessage> messages) throws InterruptedException {
         for (int attempt = 1; ; attempt++) {

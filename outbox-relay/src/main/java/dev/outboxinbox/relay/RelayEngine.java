@@ -87,6 +87,13 @@ public class RelayEngine {
                 return;
             }
             Throwable cause = failure.get();
+            if (cause != null) {
+                try {
+                    recovery.dropSlotOlderThanItsPublication(cause);
+                } catch (Exception e) {
+                    Log.warnf("Could not check the slot against its publication: %s", e.toString());
+                }
+            }
             String reason = cause == null ? "engine stopped" : rootMessage(cause);
             status.engineStopped(reason);
             restarts = status.published() > committedBefore ? 1 : restarts + 1;

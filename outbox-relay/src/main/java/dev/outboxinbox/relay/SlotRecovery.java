@@ -86,6 +86,7 @@ class SlotRecovery {
                 execute(sourceDb, "SELECT pg_drop_replication_slot(?)", source.slot());
             }
             if (slot.isEmpty() || slot.get().lost()) {
+                requirePublication(sourceDb);
                 execute(sourceDb, "SELECT pg_create_logical_replication_slot(?, 'pgoutput')", source.slot());
                 Log.infof("Created replication slot %s", source.slot());
             }
@@ -94,6 +95,53 @@ class SlotRecovery {
             status.recovered(published, pending.get());
             Log.warnf("Recovery done: %d outbox rows republished from the table; streaming starts at slot %s",
                     published, source.slot());
+        }
+    }
+
+    /**
+     * The engine failed because pgoutput found no publication where the slot starts reading, while
+     * the publication exists now: the slot was made before the publication (a slot made by hand, or
+     * by a deployment, before order-service's migration ran). pgoutput decodes with the catalog as
+     * it was at each WAL position, so such a slot can never be read: it is dropped, and the next
+     * start makes a new one and recovers the events from the outbox table.
+     */
+    boolean dropSlotOlderThanItsPublication(Throwable engineFailure) throws SQLException {
+        String missing = "publication \"" + source.publication() + "\" does not exist";
+        boolean mentioned = false;
+        for (Throwable t = engineFailure; t != null && !mentioned; t = t.getCause() == t ? null : t.getCause()) {
+            mentioned = String.valueOf(t.getMessage()).contains(missing);
+        }
+        if (!mentioned) {
+            return false;
+        }
+        try (Connection sourceDb = connectSource(); Connection offsetsDb = connectOffsets()) {
+            if (!publicationExists(sourceDb) || slot(sourceDb).isEmpty()) {
+                return false;
+            }
+            createMarkerTable(offsetsDb);
+            mark(offsetsDb, "slot " + source.slot() + " was made before publication " + source.publication()
+                    + " and cannot be decoded");
+            execute(sourceDb, "SELECT pg_drop_replication_slot(?)", source.slot());
+            Log.warnf("Dropped slot %s: it was made before publication %s existed, so pgoutput cannot read it;"
+                    + " a new one is made and the outbox table republished", source.slot(), source.publication());
+            return true;
+        }
+    }
+
+    /** A slot made before its publication can never be decoded: wait for order-service's migration instead. */
+    private void requirePublication(Connection sourceDb) throws SQLException {
+        if (!publicationExists(sourceDb)) {
+            throw new IllegalStateException("publication " + source.publication() + " does not exist yet (order-service's"
+                    + " migration creates it); the slot is made only after it, or pgoutput could never read it");
+        }
+    }
+
+    private boolean publicationExists(Connection sourceDb) throws SQLException {
+        try (PreparedStatement query = sourceDb.prepareStatement("SELECT 1 FROM pg_publication WHERE pubname = ?")) {
+            query.setString(1, source.publication());
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 

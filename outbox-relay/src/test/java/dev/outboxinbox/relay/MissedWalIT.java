@@ -69,6 +69,28 @@ class MissedWalIT {
         }
     }
 
+    /**
+     * What a chaos run found when the deployment made the slot with the databases: a slot made before
+     * the publication cannot be decoded (pgoutput reads the catalog as it was at each WAL position), and
+     * Debezium retried "publication does not exist" forever. The relay replaces such a slot and recovers.
+     */
+    @Test
+    void aSlotMadeBeforeItsPublicationIsReplacedAndItsEventsRecovered() throws Exception {
+        RelayFixture.postgres().execute(RelayFixture.SOURCE_DB, "DROP PUBLICATION outbox_publication",
+                "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')",
+                "CREATE PUBLICATION outbox_publication FOR TABLE outbox WITH (publish = 'insert')");
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-before-publication");
+        List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
+
+        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-before-publication.log").awaitReady(Duration.ofSeconds(90));
+        try {
+            expected.addAll(RelayFixture.insertOrderCreated(1, null));
+            awaitDelivered(queue, expected);
+        } finally {
+            relay.stopGracefully();
+        }
+    }
+
     @Test
     void eventsCommittedWhileTheSlotWasGoneArePublishedWhenTheRelayComesBack() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-lost");

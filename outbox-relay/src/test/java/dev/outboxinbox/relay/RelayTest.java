@@ -123,6 +123,43 @@ class RelayTest {
         given().get("/parked").then().body("parked", equalTo(0));
     }
 
+    /** A row that lacks what the contract needs (here its schema version, after a schema drifted) is parked, not looped on. */
+    @Test
+    void anOutboxRowMissingAFieldIsParkedWithTheReasonAndTheEventsBehindItFlow() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-test.behind-malformed");
+        RelayFixture.postgres().execute(RelayFixture.SOURCE_DB, "ALTER TABLE outbox ALTER COLUMN schema_version DROP NOT NULL");
+        String malformed = java.util.UUID.randomUUID().toString();
+        try {
+            RelayFixture.postgres().execute(RelayFixture.SOURCE_DB, """
+                    INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)
+                    VALUES ('%s', 'orders', 'agg-1', 'OrderCreated', NULL, '{"probe": true}', now())""".formatted(malformed));
+            List<String> behind = RelayFixture.insertOrderCreated(3, null);
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> new HashSet<>(queue.drain().stream()
+                    .map(r -> r.getProps().getMessageId()).toList()).containsAll(behind));
+            assertThat(queue.messageIds()).doesNotContain(malformed);
+            try (var connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+                 var channel = connection.createChannel()) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> channel.messageCount(Topology.RELAY_PARKING_QUEUE) > 0);
+                List<GetResponse> parked = new java.util.ArrayList<>();
+                for (GetResponse one; (one = channel.basicGet(Topology.RELAY_PARKING_QUEUE, false)) != null; ) {
+                    parked.add(one); // all go back when the channel closes
+                }
+                assertThat(parked).filteredOn(p -> malformed.equals(p.getProps().getMessageId())).singleElement()
+                        .satisfies(p -> assertThat(p.getProps().getHeaders().get(MessageHeaders.DEAD_LETTER_REASON))
+                                .asString().contains("malformed outbox row").contains(MessageHeaders.SCHEMA_VERSION));
+            }
+            given().get("/q/health/ready").then().statusCode(200).body("checks[0].data.degraded", containsString(malformed));
+        } finally {
+            RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
+                    "DELETE FROM outbox WHERE schema_version IS NULL", "ALTER TABLE outbox ALTER COLUMN schema_version SET NOT NULL");
+            try (var connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+                 var channel = connection.createChannel()) {
+                channel.queuePurge(Topology.RELAY_PARKING_QUEUE); // the other tests count what they park
+            }
+        }
+    }
+
     @Test
     void metricsAndHealthShowWhatWasPublishedAndHowFarBehindTheRelayIs() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-test.metrics");

@@ -152,6 +152,11 @@ public final class ChaosRun {
         System.out.println("== chaos report (seed " + seed + ", " + injections.republished() + " events republished, "
                 + injections.poison().size() + " poison messages) ==");
         System.out.print(report.toText());
+        // Not a verdict: each recovery republished the outbox table (its copies are in "duplicates absorbed").
+        List<String> recoveries = target.relayRecoveries();
+        System.out.println("relay recoveries     " + recoveries.size() + " (the slot could not hold every event: first start,"
+                + " slot dropped or remade)");
+        recoveries.forEach(line -> System.out.println("    " + line.replaceFirst(".*Recovery done: ", "")));
         Path json = Path.of(options.getOrDefault("report", root.resolve("deploy/chaos/reports/chaos-" + options.get("target")
                 + "-seed" + seed + (negativeControl ? "-negative-control" : "") + ".json").toString()));
         Files.createDirectories(json.toAbsolutePath().getParent());

@@ -63,6 +63,9 @@ abstract class Target {
     /** Deliveries inventory-service recognised as duplicates, from its log lines (counters die with a killed process). */
     abstract long duplicatesAbsorbed();
 
+    /** The relay's "Recovery done" log lines: each republished the outbox table because its slot could not hold all. */
+    abstract List<String> relayRecoveries();
+
     protected String run(Duration timeout, String... command) {
         return run(timeout, List.of(command));
     }
@@ -166,6 +169,17 @@ abstract class Target {
         }
 
         @Override
+        List<String> relayRecoveries() {
+            Path log = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString()))
+                    .resolve("logs/outbox-relay.log");
+            try (var lines = Files.lines(log)) {
+                return lines.filter(l -> l.contains("Recovery done")).toList();
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + log, e);
+            }
+        }
+
+        @Override
         long duplicatesAbsorbed() {
             Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
             long total = 0;
@@ -257,6 +271,11 @@ abstract class Target {
         @Override
         void killSecondInventory() {
             run(Duration.ofMinutes(1), "docker", "rm", "-f", secondInventory);
+        }
+
+        @Override
+        List<String> relayRecoveries() {
+            return compose("logs", "--no-color", "outbox-relay").lines().filter(l -> l.contains("Recovery done")).toList();
         }
 
         @Override
