@@ -57,6 +57,11 @@ final class DebeziumProperties {
         p.setProperty("poll.interval.ms", String.valueOf(source.pollIntervalMs()));
         p.setProperty("max.batch.size", String.valueOf(source.maxBatchSize()));
         p.setProperty("max.queue.size", String.valueOf(source.maxBatchSize() * 4));
+        // Debezium retries a "retriable" error forever by default, even one that never passes (a slot
+        // made before its publication). Two retries, then the engine stops and RelayEngine takes over:
+        // it reports why, repairs what it can (SlotRecovery) and restarts with its own backoff.
+        p.setProperty("errors.max.retries", "2");
+        p.setProperty("retriable.restart.connector.wait.ms", "3000");
         // Let the batch in hand finish and be committed on a graceful stop: no duplicates from a clean restart.
         p.setProperty("record.processing.shutdown.timeout.ms", "30000");
         p.setProperty("record.processing.order", "ORDERED");

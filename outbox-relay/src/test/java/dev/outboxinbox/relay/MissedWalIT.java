@@ -76,8 +76,11 @@ class MissedWalIT {
      */
     @Test
     void aSlotMadeBeforeItsPublicationIsReplacedAndItsEventsRecovered() throws Exception {
+        // As in a fresh deployment: the slot, then a write (Flyway's history row), then the migration's publication.
         RelayFixture.postgres().execute(RelayFixture.SOURCE_DB, "DROP PUBLICATION outbox_publication",
                 "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')",
+                "CREATE TABLE written_before_the_publication (id int)",
+                "INSERT INTO written_before_the_publication VALUES (1)",
                 "CREATE PUBLICATION outbox_publication FOR TABLE outbox WITH (publish = 'insert')");
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-before-publication");
         List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
