@@ -123,15 +123,16 @@ public class InboxBatcher {
             RuntimeException failure;
             try {
                 List<Outcome> outcomes = handler.handle(batch.stream().map(Pending::event).toList());
-                for (int i = 0; i < batch.size(); i++) {
-                    batch.get(i).outcome().complete(outcomes.get(i));
-                }
-                metrics.batchCommitted(outcomes);
+                // The state first, then the acks: whoever sees a message acked sees the service healthy.
                 if (outageSince != null || problem != null) {
                     Log.infof("Applying messages again%s", outageSince == null ? ""
                             : " after an outage of " + Duration.between(outageSince, Instant.now()).toSeconds() + " s");
                 }
                 problem = null;
+                metrics.batchCommitted(outcomes);
+                for (int i = 0; i < batch.size(); i++) {
+                    batch.get(i).outcome().complete(outcomes.get(i));
+                }
                 return;
             } catch (RuntimeException e) {
                 failure = e;
