@@ -7,6 +7,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 
 /** Plain SQL on the service's database: the tests check what was committed. */
@@ -36,6 +38,20 @@ public class InventoryDatabase {
             }
         } catch (SQLException e) {
             throw new IllegalStateException(sql, e);
+        }
+    }
+
+    /** Every SKU of the catalogue, in the database's own order. */
+    public List<String> skus() {
+        try (Connection c = dataSource.getConnection(); Statement statement = c.createStatement();
+             ResultSet rs = statement.executeQuery("SELECT sku FROM products ORDER BY sku")) {
+            List<String> skus = new ArrayList<>();
+            while (rs.next()) {
+                skus.add(rs.getString(1));
+            }
+            return skus;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 

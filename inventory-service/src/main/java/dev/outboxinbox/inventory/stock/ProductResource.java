@@ -1,13 +1,26 @@
 package dev.outboxinbox.inventory.stock;
 
+import dev.outboxinbox.events.OrderCreated;
+import jakarta.ws.rs.BadRequestException;
+import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.regex.Pattern;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.jboss.resteasy.reactive.RestPath;
+import org.jboss.resteasy.reactive.RestQuery;
 
 @Produces(MediaType.APPLICATION_JSON)
 @Path("/")
@@ -21,11 +34,54 @@ public class ProductResource {
         }
     }
 
+    /** The longest page of {@code GET /products}, and the page it gives when none is asked for. */
+    static final int MAX_PAGE = 500;
+    static final int DEFAULT_PAGE = 100;
+    private static final Pattern NO_CONTROL_CHARACTERS = Pattern.compile("\\P{Cntrl}*");
+
+    /**
+     * The catalogue, by SKU, a page at a time: {@code ?after=<last SKU of the previous page>&limit=N}.
+     * A full page carries a {@code Link: <…>; rel="next"} header to the next one.
+     */
+    @GET
+    @Path("products")
+    @APIResponse(responseCode = "200", description = "A page of the catalogue, by SKU",
+            content = @Content(schema = @Schema(type = SchemaType.ARRAY, implementation = ProductView.class)))
+    public Response products(@RestQuery String after, @RestQuery @DefaultValue("" + DEFAULT_PAGE) int limit,
+            @Context UriInfo uri) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new BadRequestException("limit must be between 1 and " + MAX_PAGE + ", not " + limit);
+        }
+        if (after != null && !isSku(after)) {
+            throw new BadRequestException("after must be a SKU: at most " + OrderCreated.MAX_ID_LENGTH
+                    + " characters, no control characters");
+        }
+        List<Product> page = (after == null
+                ? Product.<Product>find("order by sku")
+                : Product.<Product>find("sku > ?1 order by sku", after)).page(0, limit).list();
+        Response.ResponseBuilder response = Response.ok(page.stream().map(ProductResource::view).toList());
+        if (page.size() == limit) {
+            response.link(uri.getRequestUriBuilder().replaceQueryParam("after", page.get(page.size() - 1).sku)
+                    .replaceQueryParam("limit", limit).build(), "next");
+        }
+        return response.build();
+    }
+
     @GET
     @Path("products/{sku}")
     public ProductView product(@RestPath String sku) {
-        Product product = Product.<Product>findByIdOptional(sku)
+        // A SKU is at most 64 characters without control characters (order-service's rule): anything else
+        // names no product, and PostgreSQL would refuse a NUL in the query outright.
+        Product product = (isSku(sku) ? Product.<Product>findByIdOptional(sku) : Optional.<Product>empty())
                 .orElseThrow(() -> new NotFoundException("No product with SKU " + sku));
+        return view(product);
+    }
+
+    private static boolean isSku(String text) {
+        return text.length() <= OrderCreated.MAX_ID_LENGTH && NO_CONTROL_CHARACTERS.matcher(text).matches();
+    }
+
+    private static ProductView view(Product product) {
         return new ProductView(product.sku, product.name, product.onHand, product.reserved, product.onHand - product.reserved);
     }
 

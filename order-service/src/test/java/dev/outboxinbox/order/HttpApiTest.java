@@ -1,0 +1,33 @@
+package dev.outboxinbox.order;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasKey;
+
+import io.restassured.http.ContentType;
+import org.junit.jupiter.api.Test;
+
+/** Every error a problem document, the framework's own included, and the API described without the README. */
+@OrderServiceTest
+class HttpApiTest {
+
+    @Test
+    void errorsOfTheFrameworkAreProblemsToo() {
+        given().get("/nothing/here").then().statusCode(404).contentType("application/problem+json");
+        given().get("/orders/%00").then().statusCode(404).contentType("application/problem+json");
+        given().delete("/orders").then().statusCode(405).contentType("application/problem+json");
+        given().contentType(ContentType.TEXT).body("x").post("/orders").then().statusCode(415)
+                .contentType("application/problem+json").body("status", equalTo(415));
+    }
+
+    @Test
+    void theApiIsDescribedByOpenApiAndSwaggerUi() {
+        given().accept("application/json").get("/q/openapi").then().statusCode(200)
+                .body("info.title", equalTo("order-service"))
+                .body("paths", hasKey("/orders"))
+                .body("paths", hasKey("/orders/{id}"))
+                .body("components.schemas", hasKey("PlaceOrderRequest"));
+        given().get("/q/swagger-ui/").then().statusCode(200).contentType(containsString("text/html"));
+    }
+}
