@@ -14,7 +14,9 @@ COPY order-service order-service
 COPY outbox-relay outbox-relay
 COPY inventory-service inventory-service
 # The Maven repository is a BuildKit cache: a rebuild after a code change downloads nothing.
-RUN --mount=type=cache,target=/root/.m2 \
+# sharing=locked: compose builds the three images at once, and two Maven runs must not write one
+# repository together (a half-written artifact in the cache breaks every later build).
+RUN --mount=type=cache,target=/root/.m2,sharing=locked \
     ./mvnw -B -ntp -q -pl order-service,outbox-relay,inventory-service -am package -DskipTests
 
 FROM eclipse-temurin:17-jre

@@ -26,6 +26,8 @@ class ComposeMatchesLocalRunnerTest {
 
     private static final Path ROOT = Path.of(System.getProperty("repository.root", "../.."));
     private static final Pattern ASSIGNMENT = Pattern.compile("^([A-Z_][A-Z0-9_]*)=(.*)$");
+    /** How docker-compose.yml takes a credential: required, with a message that names it. */
+    private static final Pattern REQUIRED = Pattern.compile("\\$\\{([A-Z_][A-Z0-9_]*):\\?\\1 is not set \\(see \\.env\\)}");
     /** How a local value reads once its host and port variables are replaced by compose's names. */
     private static final Map<String, String> LOCAL_TO_COMPOSE = Map.of(
             "${POSTGRES_HOST}", "postgres", "${POSTGRES_PORT}", "5432",
@@ -41,7 +43,9 @@ class ComposeMatchesLocalRunnerTest {
         Map<String, Map<String, Object>> compose = composeApplicationServices();
         for (String service : localServices()) {
             Map<String, String> inCompose = new TreeMap<>();
-            asMap(compose.get(service).get("environment")).forEach((k, v) -> inCompose.put(k, String.valueOf(v)));
+            // ${X:?X is not set (see .env)} in compose is ${X} in an env file: the same value, required.
+            asMap(compose.get(service).get("environment")).forEach((k, v) -> inCompose.put(k,
+                    REQUIRED.matcher(String.valueOf(v)).replaceAll("\\${$1}")));
             assertThat(inCompose).as("environment of %s in docker-compose.yml vs deploy/local/services/%s.env", service, service)
                     .isEqualTo(localEnvironment(service));
         }
@@ -54,7 +58,8 @@ class ComposeMatchesLocalRunnerTest {
             String port = localEnvironment(service).get("QUARKUS_HTTP_PORT");
             assertThat(port).as("%s's port in deploy/local", service).isNotBlank();
             List<String> ports = ((List<?>) compose.get(service).get("ports")).stream().map(String::valueOf).toList();
-            assertThat(ports).as("%s's ports in docker-compose.yml", service).containsExactly(port + ":" + port);
+            assertThat(ports).as("%s's ports in docker-compose.yml: the host side configurable, by default the same", service)
+                    .singleElement().asString().matches("\\$\\{[A-Z_]+_HOST_PORT:-" + port + "}:" + port);
         }
         assertThat(localServices().stream().map(s -> {
             try {
@@ -82,9 +87,9 @@ class ComposeMatchesLocalRunnerTest {
         Set<String> defined = Files.readAllLines(ROOT.resolve(".env")).stream()
                 .map(ASSIGNMENT::matcher).filter(Matcher::matches).map(m -> m.group(1)).collect(Collectors.toSet());
         Pattern reference = Pattern.compile("\\$\\{([A-Z_][A-Z0-9_]*)}");
-        Matcher used = reference.matcher(Files.readString(ROOT.resolve("docker-compose.yml")));
+        Matcher used = REQUIRED.matcher(Files.readString(ROOT.resolve("docker-compose.yml")));
         while (used.find()) {
-            assertThat(defined).as("docker-compose.yml uses ${%s}: .env must define it", used.group(1)).contains(used.group(1));
+            assertThat(defined).as("docker-compose.yml requires ${%s}: .env must define it", used.group(1)).contains(used.group(1));
         }
         for (String service : localServices()) {
             for (String value : localEnvironment(service).values()) {
@@ -98,9 +103,27 @@ class ComposeMatchesLocalRunnerTest {
         Map<String, Map<String, Object>> compose = composeApplicationServices();
         compose.forEach((service, definition) -> asMap(definition.get("environment")).forEach((key, value) -> {
             if (key.endsWith("PASSWORD")) {
-                assertThat(String.valueOf(value)).as("%s of %s comes from .env", key, service).matches("\\$\\{[A-Z_]+}");
+                assertThat(String.valueOf(value)).as("%s of %s comes from .env, required", key, service).matches(REQUIRED);
             }
         }));
+    }
+
+    /**
+     * No variable of docker-compose.yml can silently be blank: each is required (compose stops and names
+     * it) or has a default (the host ports). A bare ${X} would start a service with an empty password.
+     */
+    @Test
+    void everyVariableOfComposeIsRequiredOrHasADefault() throws IOException {
+        String withoutComments = Files.readAllLines(ROOT.resolve("docker-compose.yml")).stream()
+                .filter(line -> !line.strip().startsWith("#")).collect(Collectors.joining("\n"));
+        Matcher variable = Pattern.compile("\\$\\{[^}]*}").matcher(withoutComments);
+        int count = 0;
+        while (variable.find()) {
+            count++;
+            assertThat(variable.group()).as("a variable of docker-compose.yml")
+                    .matches(REQUIRED.pattern() + "|\\$\\{[A-Z_]+_HOST_PORT:-[0-9]+}");
+        }
+        assertThat(count).as("variables in docker-compose.yml").isGreaterThan(10);
     }
 
     /** The services compose builds from this repository's Dockerfile: the application services. */

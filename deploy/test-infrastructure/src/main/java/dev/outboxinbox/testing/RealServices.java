@@ -21,7 +21,7 @@ import org.testcontainers.rabbitmq.RabbitMQContainer;
 public final class RealServices {
 
     static final String POSTGRES_IMAGE = "postgres:15";
-    static final String RABBITMQ_IMAGE = "rabbitmq:3.13-management";
+    static final String RABBITMQ_IMAGE = "rabbitmq:3.13.7-management";
 
     private static PostgresEndpoint postgres;
     private static RabbitMqEndpoint rabbitMq;
