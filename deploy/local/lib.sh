@@ -1,5 +1,15 @@
 # shellcheck shell=bash
-# Shared by deploy/local/up, down and status (and deploy/chaos). Source it; it defines no side effects.
+# Shared by deploy/local/up, down, status, reset, prepare-services (and deploy/chaos, the deploy/
+# scripts). Source it first: it checks the shell, and otherwise only defines.
+
+# bash 4 or newer ([[ -v ]] and more). macOS ships bash 3.2 as /bin/bash: `brew install bash`
+# puts a current one first on PATH, where #!/usr/bin/env bash finds it. Only bash 3.2 syntax up to `fi`.
+if [ -z "${BASH_VERSION:-}" ] || [ "${BASH_VERSION%%.*}" -lt 4 ]; then
+    echo "${0##*/}: needs bash 4 or newer, and this is ${BASH_VERSION:+bash }${BASH_VERSION:-not bash}." \
+        "On macOS: brew install bash, open a new terminal, and run it again (it starts with #!/usr/bin/env bash)." >&2
+    exit 1
+fi
+
 # The system on this machine's own PostgreSQL and RabbitMQ: the variables and topology of
 # docker-compose.yml, with the hosts at 127.0.0.1.
 
@@ -31,6 +41,18 @@ import_broker_definitions() {
     rabbitmqctl -q import_definitions < "$1" > /dev/null
 }
 
+# The administrator the walkthrough and the republish script use for the management API (the
+# compose broker has the same one instead of guest), with the password of .env.
+ensure_broker_admin() {
+    if ! rabbitmqctl -q list_users | awk '{print $1}' | grep -qx "$RABBITMQ_ADMIN_USER"; then
+        rabbitmqctl -q add_user "$RABBITMQ_ADMIN_USER" "$RABBITMQ_ADMIN_PASSWORD"
+    else
+        rabbitmqctl -q change_password "$RABBITMQ_ADMIN_USER" "$RABBITMQ_ADMIN_PASSWORD"
+    fi
+    rabbitmqctl -q set_user_tags "$RABBITMQ_ADMIN_USER" administrator
+    rabbitmqctl -q set_permissions -p / "$RABBITMQ_ADMIN_USER" '.*' '.*' '.*'
+}
+
 check_service_name() {
     local s
     for s in "${SERVICES[@]}"; do [[ $s == "$1" ]] && return 0; done
@@ -49,7 +71,8 @@ pid_of() {
     file=$(pid_file "$1")
     [[ -f $file ]] || return 1
     pid=$(<"$file")
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "$1/target/quarkus-app" || return 1
+    # ps rather than /proc: the same on Linux and macOS.
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ps -ww -p "$pid" -o args= 2>/dev/null | grep -q "$1/target/quarkus-app" || return 1
     echo "$pid"
 }
 
