@@ -56,7 +56,7 @@ class HttpApiTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"limit=0", "limit=501", "after=%00"})
+    @ValueSource(strings = {"limit=0", "limit=501", "limit=ten", "after=%00"})
     void aBadPageRequestIsA400Problem(String query) {
         given().urlEncodingEnabled(false).get("/products?" + query).then().statusCode(400)
                 .contentType("application/problem+json").body("status", equalTo(400));

@@ -7,7 +7,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -15,7 +14,7 @@ import java.util.Map;
  * how many wait, and a way to send them on once a queue is bound for them. Republishing is safe to
  * repeat: an event that arrives twice is absorbed by its consumer's inbox.
  */
-@Path("/parked")
+@Path("/")  // the root, so that every path, unknown ones too, is answered here: with a problem document
 @Produces(MediaType.APPLICATION_JSON)
 public class ParkedEventsResource {
 
@@ -26,6 +25,7 @@ public class ParkedEventsResource {
     }
 
     @GET
+    @Path("parked")
     public Response count() {
         try {
             return Response.ok(Map.of("queue", Topology.RELAY_PARKING_QUEUE, "parked", publisher.parkedCount())).build();
@@ -36,7 +36,7 @@ public class ParkedEventsResource {
 
     /** Every parked event back to its original exchange and routing key; the still-unroutable stay parked. */
     @POST
-    @Path("/republish")
+    @Path("parked/republish")
     public Response republish() {
         try {
             ConfirmingPublisher.Republished result = publisher.republishParked();
@@ -50,8 +50,6 @@ public class ParkedEventsResource {
     }
 
     private static Response unavailable(Exception e) {
-        return Response.status(503).type("application/problem+json").entity(Map.of(
-                "type", "about:blank", "title", "Broker unavailable", "status", 503,
-                "detail", "Nothing was moved: " + e.getMessage(), "errors", List.of())).build();
+        return ProblemMapper.problem(503, "Broker unavailable", "Nothing was moved: " + e.getMessage());
     }
 }

@@ -161,6 +161,14 @@ class RelayTest {
     }
 
     @Test
+    void everyHttpErrorIsAProblemDocument() {
+        given().get("/nothing/here").then().statusCode(404).contentType("application/problem+json")
+                .body("status", equalTo(404));
+        given().delete("/parked").then().statusCode(405).contentType("application/problem+json");
+        given().get("/parked").then().statusCode(200).body("queue", equalTo(Topology.RELAY_PARKING_QUEUE));
+    }
+
+    @Test
     void metricsAndHealthShowWhatWasPublishedAndHowFarBehindTheRelayIs() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-test.metrics");
         double publishedBefore = metric(given().get("/q/metrics").asString(), "outbox_relay_events_published_total");

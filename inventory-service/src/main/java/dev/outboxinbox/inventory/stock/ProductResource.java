@@ -47,10 +47,12 @@ public class ProductResource {
     @Path("products")
     @APIResponse(responseCode = "200", description = "A page of the catalogue, by SKU",
             content = @Content(schema = @Schema(type = SchemaType.ARRAY, implementation = ProductView.class)))
-    public Response products(@RestQuery String after, @RestQuery @DefaultValue("" + DEFAULT_PAGE) int limit,
+    public Response products(@RestQuery String after, @RestQuery @DefaultValue("" + DEFAULT_PAGE) String limit,
             @Context UriInfo uri) {
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw new BadRequestException("limit must be between 1 and " + MAX_PAGE + ", not " + limit);
+        // Text, parsed here: JAX-RS answers a query parameter it cannot convert with a 404, which misleads.
+        int size = limit.matches("[0-9]{1,4}") ? Integer.parseInt(limit) : -1;
+        if (size < 1 || size > MAX_PAGE) {
+            throw new BadRequestException("limit must be a whole number from 1 to " + MAX_PAGE + ", not " + limit);
         }
         if (after != null && !isSku(after)) {
             throw new BadRequestException("after must be a SKU: at most " + OrderCreated.MAX_ID_LENGTH
@@ -58,11 +60,11 @@ public class ProductResource {
         }
         List<Product> page = (after == null
                 ? Product.<Product>find("order by sku")
-                : Product.<Product>find("sku > ?1 order by sku", after)).page(0, limit).list();
+                : Product.<Product>find("sku > ?1 order by sku", after)).page(0, size).list();
         Response.ResponseBuilder response = Response.ok(page.stream().map(ProductResource::view).toList());
-        if (page.size() == limit) {
+        if (page.size() == size) {
             response.link(uri.getRequestUriBuilder().replaceQueryParam("after", page.get(page.size() - 1).sku)
-                    .replaceQueryParam("limit", limit).build(), "next");
+                    .replaceQueryParam("limit", size).build(), "next");
         }
         return response.build();
     }
