@@ -8,7 +8,7 @@ import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inventory.inbox.InboxHandler;
 import dev.outboxinbox.inventory.inbox.InboxMetrics;
 import dev.outboxinbox.inventory.inbox.Outcome;
-import dev.outboxinbox.inventory.inbox.ReceivedEvent;
+import dev.outboxinbox.inventory.inbox.InboxMessage;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
@@ -49,7 +49,7 @@ class IdempotentConsumerTest {
     void theSameMessageProcessedConcurrentlyByTwoConsumersHasOneEffect() throws Exception {
         String sku = db.newProduct(100);
         OrderCreated order = Broker.order(sku, 7);
-        ReceivedEvent received = new ReceivedEvent(order.eventId().toString(), order);
+        InboxMessage<OrderCreated> received = new InboxMessage<>(order.eventId().toString(), OrderCreated.TYPE, order);
         CyclicBarrier together = new CyclicBarrier(2);
 
         List<CompletableFuture<List<Outcome>>> consumers = List.of(
@@ -98,7 +98,7 @@ class IdempotentConsumerTest {
         String sku = db.newProduct(100);
         OrderCreated order = Broker.order(sku, 4);
         // The first delivery committed its effect, then the channel died before the ack ...
-        assertThat(handler.handle(List.of(new ReceivedEvent(order.eventId().toString(), order))))
+        assertThat(handler.handle(List.of(new InboxMessage<>(order.eventId().toString(), OrderCreated.TYPE, order))))
                 .singleElement().isInstanceOf(Outcome.Applied.class);
         long duplicatesBefore = metrics.duplicates();
 
@@ -108,6 +108,29 @@ class IdempotentConsumerTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
         assertThat(db.reserved(sku)).isEqualTo(4);
         await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+    }
+
+    /**
+     * The inbox key is (consumer, message_id): a message another consumer of this database already
+     * took (its row, under its own name) is still new to this one, and applied once here.
+     */
+    @Test
+    void aMessageAnotherConsumerTookIsStillNewToThisOne() {
+        String sku = db.newProduct(100);
+        OrderCreated order = Broker.order(sku, 2);
+        String messageId = order.eventId().toString();
+        db.execute("INSERT INTO inbox (consumer, message_id, message_type) VALUES ('another-consumer', '" + messageId + "', 'OrderCreated')");
+
+        assertThat(handler.handle(List.of(new InboxMessage<>(messageId, OrderCreated.TYPE, order))))
+                .singleElement().isEqualTo(new Outcome.Applied("RESERVED"));
+        assertThat(handler.handle(List.of(new InboxMessage<>(messageId, OrderCreated.TYPE, order))))
+                .singleElement().isInstanceOf(Outcome.Duplicate.class);
+
+        assertThat(db.reserved(sku)).isEqualTo(2);
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", messageId)).isEqualTo(2);
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ? AND consumer = ?", messageId, handler.consumer()))
+                .isOne();
+        assertThat(handler.consumer()).isEqualTo("inventory-service");
     }
 
     @Test
@@ -132,7 +155,7 @@ class IdempotentConsumerTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> "REJECTED".equals(db.status(order.orderId())));
     }
 
-    private List<Outcome> handleAfter(CyclicBarrier together, ReceivedEvent received) {
+    private List<Outcome> handleAfter(CyclicBarrier together, InboxMessage<?> received) {
         try {
             together.await();
         } catch (Exception e) {

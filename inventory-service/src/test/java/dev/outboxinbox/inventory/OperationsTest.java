@@ -83,7 +83,7 @@ class OperationsTest {
 
     @Test
     void thePurgeForgetsMessageIdsOlderThanTheRetention() {
-        db.execute("INSERT INTO inbox (message_id, message_type, received_at) VALUES ('old-one', 'OrderCreated', now() - interval '8 days'), ('new-one', 'OrderCreated', now())");
+        db.execute("INSERT INTO inbox (consumer, message_id, message_type, received_at) VALUES ('inventory-service', 'old-one', 'OrderCreated', now() - interval '8 days'), ('inventory-service', 'new-one', 'OrderCreated', now())");
         assertThat(purge.purge()).isPositive();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'old-one'")).isZero();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'new-one'")).isOne();

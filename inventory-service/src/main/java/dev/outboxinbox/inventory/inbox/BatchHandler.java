@@ -6,7 +6,7 @@ import java.util.List;
 interface BatchHandler {
 
     /** In one transaction: claim the message ids, apply the new ones, commit. */
-    List<Outcome> handle(List<ReceivedEvent> batch);
+    List<Outcome> handle(List<InboxMessage<?>> batch);
 
     /** Throws if the database does not take this service's writes right now; changes nothing either way. */
     void probe();

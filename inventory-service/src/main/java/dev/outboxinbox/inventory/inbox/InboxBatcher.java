@@ -40,7 +40,7 @@ public class InboxBatcher {
     /** Retries of a transient failure (deadlock, serialization) before the probe is asked whose fault it is. */
     private static final int RETRIES_BEFORE_PROBING = 3;
 
-    private record Pending(ReceivedEvent event, CompletableFuture<Outcome> outcome) {
+    private record Pending(InboxMessage<?> event, CompletableFuture<Outcome> outcome) {
     }
 
     private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
@@ -71,7 +71,7 @@ public class InboxBatcher {
     }
 
     /** @return the message's outcome, completed after its transaction committed (or failed for good) */
-    public CompletableFuture<Outcome> submit(ReceivedEvent event) {
+    public CompletableFuture<Outcome> submit(InboxMessage<?> event) {
         CompletableFuture<Outcome> outcome = new CompletableFuture<>();
         queue.add(new Pending(event, outcome));
         return outcome;

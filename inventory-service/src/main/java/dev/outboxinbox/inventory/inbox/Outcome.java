@@ -1,12 +1,10 @@
 package dev.outboxinbox.inventory.inbox;
 
-import dev.outboxinbox.inventory.stock.OrderOutcome;
-
 /** What became of one message; the transport acks, dead-letters or requeues accordingly. */
 public sealed interface Outcome {
 
-    /** First delivery: the effect was committed (a reservation, or a rejection for stock). */
-    record Applied(OrderOutcome.Status status) implements Outcome {
+    /** First delivery: the effect was committed; {@code result} is what the business says it did. */
+    record Applied(String result) implements Outcome {
     }
 
     /** Seen before (the inbox key existed, or the order already had an outcome): nothing done. */

@@ -4,7 +4,7 @@ import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.inventory.InventoryConfig;
-import dev.outboxinbox.inventory.inbox.ReceivedEvent;
+import dev.outboxinbox.inventory.inbox.InboxMessage;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.util.Map;
@@ -66,7 +66,7 @@ class MessageClassifier {
         if (!event.eventId().toString().equals(messageId)) {
             return new Classification.Rejected("message_id " + messageId + " is not the payload's eventId " + event.eventId());
         }
-        return new Classification.Accepted(new ReceivedEvent(messageId, event));
+        return new Classification.Accepted(new InboxMessage<>(messageId, OrderCreated.TYPE, event));
     }
 
     private static String firstLine(String message) {

@@ -2,7 +2,8 @@ package dev.outboxinbox.inventory.stock;
 
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.inventory.InventoryConfig;
-import dev.outboxinbox.inventory.inbox.ReceivedEvent;
+import dev.outboxinbox.inventory.inbox.BatchEffects;
+import dev.outboxinbox.inventory.inbox.InboxMessage;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -36,7 +37,7 @@ import org.hibernate.Session;
  * event is valid; we cannot serve it). It is acked, not dead-lettered.
  */
 @ApplicationScoped
-public class StockReservations {
+public class StockReservations implements BatchEffects<OrderCreated> {
 
     private final EntityManager em;
     /** Only for the fault-injection negative control: see {@link InventoryConfig.Unsafe}. */
@@ -51,27 +52,43 @@ public class StockReservations {
     }
 
     /**
-     * @return per message id, the status it decided; a message whose order already had an outcome
-     *         (another message id for the same order) is absent: it changed nothing
+     * @return per message id, the status it decided ({@code RESERVED} or {@code REJECTED}); a message
+     *         whose order already had an outcome (another message id for the same order) is absent:
+     *         it changed nothing
      */
+    @Override
     @Transactional(Transactional.TxType.MANDATORY)
-    public Map<String, OrderOutcome.Status> reserve(List<ReceivedEvent> events) {
-        return em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, events));
+    public Map<String, String> apply(List<InboxMessage<OrderCreated>> fresh) {
+        Map<String, String> applied = new LinkedHashMap<>();
+        em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh))
+                .forEach((messageId, status) -> applied.put(messageId, status.name()));
+        return applied;
     }
 
-    private Map<String, OrderOutcome.Status> reserve(Connection connection, List<ReceivedEvent> events) throws SQLException {
+    /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */
+    @Override
+    public InboxMessage<OrderCreated> probe() {
+        @SuppressWarnings("unchecked")
+        List<String> skus = em.createNativeQuery(
+                "SELECT sku FROM products WHERE on_hand > reserved ORDER BY sku LIMIT 1").getResultList();
+        OrderCreated probe = new OrderCreated(UUID.randomUUID(), UUID.randomUUID(), "inbox-probe",
+                List.of(new OrderCreated.Line(skus.isEmpty() ? "INBOX-PROBE" : skus.get(0), 1)), Instant.now());
+        return new InboxMessage<>(probe.eventId().toString(), OrderCreated.TYPE, probe);
+    }
+
+    private Map<String, OrderOutcome.Status> reserve(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
         Map<String, OrderOutcome.Status> statuses = new LinkedHashMap<>();
         if (events.isEmpty()) {
             return statuses;
         }
-        List<ReceivedEvent> owned = claimOrders(connection, events);
+        List<InboxMessage<OrderCreated>> owned = claimOrders(connection, events);
         Map<String, Integer> available = lockProducts(connection, owned);
 
         Map<String, Integer> reservedBySku = new TreeMap<>();
         List<Object[]> reservations = new ArrayList<>();
         List<Decision> decisions = new ArrayList<>();
-        for (ReceivedEvent received : owned) {
-            OrderCreated order = received.event();
+        for (InboxMessage<OrderCreated> received : owned) {
+            OrderCreated order = received.payload();
             String rejection = rejectionReason(order, available);
             if (rejection == null) {
                 for (OrderCreated.Line line : order.lines()) {
@@ -95,7 +112,7 @@ public class StockReservations {
      * The outcome's primary key is the effect's own unique key: a second event for an order
      * (another message id) finds it taken, and only the first message of an order in a batch owns it.
      */
-    private List<ReceivedEvent> claimOrders(Connection connection, List<ReceivedEvent> events) throws SQLException {
+    private List<InboxMessage<OrderCreated>> claimOrders(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
         Set<UUID> claimed = new HashSet<>();
         try (PreparedStatement claim = connection.prepareStatement("""
                 INSERT INTO order_outcomes (order_id, status, message_id, decided_at)
@@ -103,17 +120,17 @@ public class StockReservations {
                 ON CONFLICT (order_id) %s
                 RETURNING order_id""".formatted(guardEffect ? "DO NOTHING" : "DO UPDATE SET message_id = excluded.message_id"))) {
             claim.setTimestamp(1, Timestamp.from(Instant.now()));
-            claim.setArray(2, connection.createArrayOf("uuid", events.stream().map(e -> e.event().orderId()).toArray()));
-            claim.setArray(3, connection.createArrayOf("text", events.stream().map(ReceivedEvent::messageId).toArray()));
+            claim.setArray(2, connection.createArrayOf("uuid", events.stream().map(e -> e.payload().orderId()).toArray()));
+            claim.setArray(3, connection.createArrayOf("text", events.stream().map(InboxMessage::messageId).toArray()));
             try (ResultSet rs = claim.executeQuery()) {
                 while (rs.next()) {
                     claimed.add(rs.getObject(1, UUID.class));
                 }
             }
         }
-        List<ReceivedEvent> owned = new ArrayList<>();
-        for (ReceivedEvent event : events) {
-            if (claimed.remove(event.event().orderId())) {
+        List<InboxMessage<OrderCreated>> owned = new ArrayList<>();
+        for (InboxMessage<OrderCreated> event : events) {
+            if (claimed.remove(event.payload().orderId())) {
                 owned.add(event);
             }
         }
@@ -121,9 +138,9 @@ public class StockReservations {
     }
 
     /** Locks the products in SKU order, so two transactions never wait on each other in a circle. */
-    private Map<String, Integer> lockProducts(Connection connection, List<ReceivedEvent> owned) throws SQLException {
+    private Map<String, Integer> lockProducts(Connection connection, List<InboxMessage<OrderCreated>> owned) throws SQLException {
         Set<String> skus = new TreeSet<>();
-        owned.forEach(e -> e.event().lines().forEach(line -> skus.add(line.sku())));
+        owned.forEach(e -> e.payload().lines().forEach(line -> skus.add(line.sku())));
         Map<String, Integer> available = new HashMap<>();
         try (PreparedStatement lock = connection.prepareStatement(
                 "SELECT sku, on_hand - reserved FROM products WHERE sku = ANY(?) ORDER BY sku FOR UPDATE")) {
