@@ -16,6 +16,9 @@ import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.config.HttpClientConfig;
+import io.restassured.config.RestAssuredConfig;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -166,6 +169,30 @@ class RelayTest {
                 .body("status", equalTo(404));
         given().delete("/parked").then().statusCode(405).contentType("application/problem+json");
         given().get("/parked").then().statusCode(200).body("queue", equalTo(Topology.RELAY_PARKING_QUEUE));
+    }
+
+    /**
+     * The lag is read from the producer's database; a lock on the outbox (a migration, VACUUM FULL)
+     * or a database that stops answering must not hang readiness and the metrics scrape with it.
+     */
+    @Test
+    void aLockedOutboxTableDoesNotHangReadinessOrMetrics() throws Exception {
+        RestAssuredConfig bounded = RestAssuredConfig.config().httpClient(HttpClientConfig.httpClientConfig()
+                .setParam("http.socket.timeout", 20_000).setParam("http.connection.timeout", 5_000));
+        try (Connection locker = RelayFixture.postgres().connect(RelayFixture.SOURCE_DB)) {
+            locker.setAutoCommit(false);
+            locker.createStatement().execute("LOCK TABLE outbox IN ACCESS EXCLUSIVE MODE");
+
+            await().atMost(Duration.ofSeconds(40)).untilAsserted(() -> given().config(bounded).get("/q/health/ready")
+                    .then().body("checks[0].data.lag", containsString("cannot read the lag")));
+            long start = System.nanoTime();
+            given().config(bounded).get("/q/metrics").then().statusCode(200);
+            given().config(bounded).get("/q/health/ready").then().body("checks[0].data.lag", containsString("cannot read the lag"));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+            locker.rollback();
+        }
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/q/health/ready")
+                .then().body("checks[0].data.lag", containsString("bytes of WAL retained")));
     }
 
     @Test
