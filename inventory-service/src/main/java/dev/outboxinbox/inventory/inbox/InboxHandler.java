@@ -37,6 +37,10 @@ public class InboxHandler implements BatchHandler {
     @SuppressWarnings("unchecked")
     InboxHandler(EntityManager em, BatchEffects<?> effects, InventoryConfig config,
             @ConfigProperty(name = "inbox.consumer", defaultValue = "${quarkus.application.name}") String consumer) {
+        if (consumer.isBlank() || consumer.length() > 64) {
+            // The inbox column is varchar(64): a longer name would fail every batch, like an outage that never ends.
+            throw new IllegalArgumentException("inbox.consumer must be 1 to 64 characters, not '" + consumer + "'");
+        }
         this.em = em;
         // The transport hands over exactly the payload type the classifier made for this consumer.
         this.effects = (BatchEffects<Object>) effects;
