@@ -136,7 +136,7 @@ class VerifierTest {
     @Test
     void anEffectWithoutACommittedOrderIsAPhantom() throws Exception {
         UUID ghost = UUID.randomUUID();
-        pg.execute(INVENTORY_DB, "INSERT INTO inbox (message_id, message_type) VALUES ('" + UUID.randomUUID() + "', 'OrderCreated')",
+        pg.execute(INVENTORY_DB, "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + UUID.randomUUID() + "', 'OrderCreated')",
                 "INSERT INTO order_outcomes (order_id, status, message_id, decided_at) VALUES ('" + ghost + "', 'REJECTED', 'm', now())");
 
         VerificationReport report = verify(Set.of());
@@ -263,7 +263,7 @@ class VerifierTest {
     /** The effect inventory-service applies for a reserved order (the event id is the order id here). */
     private void reserve(UUID order, Map<String, Integer> lines) {
         List<String> statements = new ArrayList<>(List.of(
-                "INSERT INTO inbox (message_id, message_type) VALUES ('" + order + "', 'OrderCreated')",
+                "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + order + "', 'OrderCreated')",
                 "INSERT INTO order_outcomes (order_id, status, message_id, decided_at) VALUES ('" + order + "', 'RESERVED', '" + order + "', now())"));
         lines.forEach((sku, quantity) -> {
             statements.add("INSERT INTO reservations (order_id, sku, quantity) VALUES ('" + order + "', '" + sku + "', " + quantity + ")");
@@ -274,7 +274,7 @@ class VerifierTest {
 
     private void reject(UUID order) {
         pg.execute(INVENTORY_DB,
-                "INSERT INTO inbox (message_id, message_type) VALUES ('" + order + "', 'OrderCreated')",
+                "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + order + "', 'OrderCreated')",
                 "INSERT INTO order_outcomes (order_id, status, reason, message_id, decided_at) VALUES ('" + order
                         + "', 'REJECTED', 'insufficient stock', '" + order + "', now())");
     }
