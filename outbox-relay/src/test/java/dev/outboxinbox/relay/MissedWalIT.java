@@ -37,13 +37,7 @@ class MissedWalIT {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.first-start");
         List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
 
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-first-start.log").awaitReady(Duration.ofSeconds(60));
-        try {
-            expected.addAll(RelayFixture.insertOrderCreated(1, null));
-            awaitDelivered(queue, expected);
-        } finally {
-            relay.stopGracefully();
-        }
+        runUntilDelivered("relay-it-first-start.log", Duration.ofSeconds(60), queue, expected, 1);
         System.out.printf("[first start] 5 events before the relay's first start, 1 after: %d of %d delivered%n",
                 new HashSet<>(queue.messageIds()).size(), expected.size());
     }
@@ -60,13 +54,7 @@ class MissedWalIT {
         RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
                 "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')");
 
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-no-offset-new-slot.log").awaitReady(Duration.ofSeconds(60));
-        try {
-            expected.addAll(RelayFixture.insertOrderCreated(1, null));
-            awaitDelivered(queue, expected);
-        } finally {
-            relay.stopGracefully();
-        }
+        runUntilDelivered("relay-it-no-offset-new-slot.log", Duration.ofSeconds(60), queue, expected, 1);
     }
 
     /**
@@ -85,46 +73,28 @@ class MissedWalIT {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-before-publication");
         List<String> expected = new ArrayList<>(RelayFixture.insertOrderCreated(5, null));
 
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-before-publication.log").awaitReady(Duration.ofSeconds(90));
-        try {
-            expected.addAll(RelayFixture.insertOrderCreated(1, null));
-            awaitDelivered(queue, expected);
-        } finally {
-            relay.stopGracefully();
-        }
+        runUntilDelivered("relay-it-slot-before-publication.log", Duration.ofSeconds(90), queue, expected, 1);
     }
 
     @Test
     void eventsCommittedWhileTheSlotWasGoneArePublishedWhenTheRelayComesBack() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-lost");
         List<String> expected = new ArrayList<>();
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-lost.log").awaitReady(Duration.ofSeconds(60));
-        expected.addAll(RelayFixture.insertOrderCreated(20, null));
-        awaitDelivered(queue, expected);
-        relay.stopGracefully();
+        runUntilDelivered("relay-it-slot-lost.log", Duration.ofSeconds(60), queue, expected, 20);
 
         // What a failover to a standby (no slots in PostgreSQL 15) or a reset does: the slot is gone,
         // its offsets remain. These events are in the WAL, but no slot holds them for the relay.
         dropSlotOnceReleased();
         expected.addAll(RelayFixture.insertOrderCreated(20, null));
 
-        relay = RelayProcess.start(config, "relay-it-slot-lost.log").awaitReady(Duration.ofSeconds(60));
-        try {
-            expected.addAll(RelayFixture.insertOrderCreated(20, null));
-            awaitDelivered(queue, expected);
-        } finally {
-            relay.stopGracefully();
-        }
+        runUntilDelivered("relay-it-slot-lost.log", Duration.ofSeconds(60), queue, expected, 20);
     }
 
     @Test
     void aSlotRecreatedBehindTheRelaysBackIsNoticedAndTheGapPublished() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-recreated");
         List<String> expected = new ArrayList<>();
-        ServiceProcess relay = RelayProcess.start(config, "relay-it-slot-recreated.log").awaitReady(Duration.ofSeconds(60));
-        expected.addAll(RelayFixture.insertOrderCreated(20, null));
-        awaitDelivered(queue, expected);
-        relay.stopGracefully();
+        runUntilDelivered("relay-it-slot-recreated.log", Duration.ofSeconds(60), queue, expected, 20);
 
         // The reset runbook done halfway: the slot dropped and made again by hand, after more events.
         dropSlotOnceReleased();
@@ -132,8 +102,20 @@ class MissedWalIT {
         RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
                 "SELECT pg_create_logical_replication_slot('" + RelayFixture.SLOT + "', 'pgoutput')");
 
-        relay = RelayProcess.start(config, "relay-it-slot-recreated.log").awaitReady(Duration.ofSeconds(60));
+        runUntilDelivered("relay-it-slot-recreated.log", Duration.ofSeconds(60), queue, expected, 0);
+    }
+
+    /**
+     * Starts the relay (ready within {@code ready}), commits {@code more} events while it streams,
+     * waits until every expected event was delivered, and stops it gracefully, whatever happened.
+     */
+    private void runUntilDelivered(String log, Duration ready, QueueProbe queue, List<String> expected, int more)
+            throws Exception {
+        ServiceProcess relay = RelayProcess.start(config, log).awaitReady(ready);
         try {
+            if (more > 0) {
+                expected.addAll(RelayFixture.insertOrderCreated(more, null));
+            }
             awaitDelivered(queue, expected);
         } finally {
             relay.stopGracefully();

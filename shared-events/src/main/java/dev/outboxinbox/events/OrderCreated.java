@@ -19,6 +19,11 @@ public record OrderCreated(UUID eventId, UUID orderId, String customerId, List<L
     public static final int MAX_LINES = 100;
     public static final int MAX_QUANTITY = 10_000;
     public static final int MAX_ID_LENGTH = 64;
+    /**
+     * What a customer id or a SKU may hold: no NUL, tab, newline or other ASCII control character
+     * (PostgreSQL refuses a NUL in text; the others would travel into logs and every consumer).
+     */
+    public static final String ID_CHARACTERS = "\\P{Cntrl}*";
 
     public OrderCreated {
         lines = List.copyOf(lines);

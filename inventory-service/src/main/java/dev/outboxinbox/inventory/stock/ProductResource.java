@@ -37,7 +37,7 @@ public class ProductResource {
     /** The longest page of {@code GET /products}, and the page it gives when none is asked for. */
     static final int MAX_PAGE = 500;
     static final int DEFAULT_PAGE = 100;
-    private static final Pattern NO_CONTROL_CHARACTERS = Pattern.compile("\\P{Cntrl}*");
+    private static final Pattern ID_CHARACTERS = Pattern.compile(OrderCreated.ID_CHARACTERS);
 
     /**
      * The catalogue, by SKU, a page at a time: {@code ?after=<last SKU of the previous page>&limit=N}.
@@ -72,7 +72,7 @@ public class ProductResource {
     @GET
     @Path("products/{sku}")
     public ProductView product(@RestPath String sku) {
-        // A SKU is at most 64 characters without control characters (order-service's rule): anything else
+        // A SKU is at most 64 characters without control characters (the contract's rule): anything else
         // names no product, and PostgreSQL would refuse a NUL in the query outright.
         Product product = (isSku(sku) ? Product.<Product>findByIdOptional(sku) : Optional.<Product>empty())
                 .orElseThrow(() -> new NotFoundException("No product with SKU " + sku));
@@ -80,7 +80,7 @@ public class ProductResource {
     }
 
     private static boolean isSku(String text) {
-        return text.length() <= OrderCreated.MAX_ID_LENGTH && NO_CONTROL_CHARACTERS.matcher(text).matches();
+        return text.length() <= OrderCreated.MAX_ID_LENGTH && ID_CHARACTERS.matcher(text).matches();
     }
 
     private static ProductView view(Product product) {

@@ -59,10 +59,7 @@ public class StockReservations implements BatchEffects<OrderCreated> {
     @Override
     @Transactional(Transactional.TxType.MANDATORY)
     public Map<String, String> apply(List<InboxMessage<OrderCreated>> fresh) {
-        Map<String, String> applied = new LinkedHashMap<>();
-        em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh))
-                .forEach((messageId, status) -> applied.put(messageId, status.name()));
-        return applied;
+        return em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh));
     }
 
     /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */
@@ -76,8 +73,8 @@ public class StockReservations implements BatchEffects<OrderCreated> {
         return new InboxMessage<>(probe.eventId().toString(), OrderCreated.TYPE, probe);
     }
 
-    private Map<String, OrderOutcome.Status> reserve(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
-        Map<String, OrderOutcome.Status> statuses = new LinkedHashMap<>();
+    private Map<String, String> reserve(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
+        Map<String, String> statuses = new LinkedHashMap<>();
         if (events.isEmpty()) {
             return statuses;
         }
@@ -100,7 +97,7 @@ public class StockReservations implements BatchEffects<OrderCreated> {
             } else {
                 decisions.add(new Decision(order.orderId(), OrderOutcome.Status.REJECTED, rejection));
             }
-            statuses.put(received.messageId(), decisions.get(decisions.size() - 1).status());
+            statuses.put(received.messageId(), decisions.get(decisions.size() - 1).status().name());
         }
         updateStock(connection, reservedBySku);
         insertReservations(connection, reservations);

@@ -1,5 +1,6 @@
 package dev.outboxinbox.order.api;
 
+import static dev.outboxinbox.events.OrderCreated.ID_CHARACTERS;
 import static dev.outboxinbox.events.OrderCreated.MAX_ID_LENGTH;
 import static dev.outboxinbox.events.OrderCreated.MAX_LINES;
 import static dev.outboxinbox.events.OrderCreated.MAX_QUANTITY;
@@ -15,18 +16,13 @@ import java.util.List;
 
 /** The body of {@code POST /orders}. Its bounds are the event contract's, so a valid request always makes a valid event. */
 public record PlaceOrderRequest(
-        @NotBlank @Size(max = MAX_ID_LENGTH) @Pattern(regexp = NO_CONTROL_CHARACTERS, message = CONTROL_CHARACTERS) String customerId,
+        @NotBlank @Size(max = MAX_ID_LENGTH) @Pattern(regexp = ID_CHARACTERS, message = CONTROL_CHARACTERS) String customerId,
         @NotNull @Size(min = 1, max = MAX_LINES) List<@NotNull @Valid Line> lines) {
 
-    /**
-     * No NUL, tab, newline or other ASCII control character in an identifier: PostgreSQL refuses NUL in
-     * text outright, and the others would travel into the event, the logs and every consumer.
-     */
-    static final String NO_CONTROL_CHARACTERS = "\\P{Cntrl}*";
     static final String CONTROL_CHARACTERS = "must not contain control characters";
 
     public record Line(
-            @NotBlank @Size(max = MAX_ID_LENGTH) @Pattern(regexp = NO_CONTROL_CHARACTERS, message = CONTROL_CHARACTERS) String sku,
+            @NotBlank @Size(max = MAX_ID_LENGTH) @Pattern(regexp = ID_CHARACTERS, message = CONTROL_CHARACTERS) String sku,
             @NotNull @Min(1) @Max(MAX_QUANTITY) Integer quantity) {
     }
 }
