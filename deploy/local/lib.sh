@@ -15,7 +15,8 @@ fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RUN_DIR=${LOCAL_RUN_DIR:-$ROOT/deploy/local/run}
-SERVICES=(order-service inventory-service outbox-relay)
+# outbox-relay-inventory is a second instance of the outbox-relay jar, for inventory's outbox (its replies).
+SERVICES=(order-service inventory-service outbox-relay outbox-relay-inventory)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*"; }
 die() { log "$*" >&2; exit 1; }
@@ -63,7 +64,9 @@ env_file() { echo "$ROOT/deploy/local/services/$1.env"; }
 port_of() { sed -n 's/^QUARKUS_HTTP_PORT=//p' "$(env_file "$1")"; }
 pid_file() { echo "$RUN_DIR/$1.pid"; }
 log_file() { echo "$RUN_DIR/logs/$1.log"; }
-jar_of() { echo "$ROOT/$1/target/quarkus-app/quarkus-run.jar"; }
+# The Maven module a service runs from: a relay instance runs the outbox-relay jar.
+module_of() { case $1 in outbox-relay-*) echo outbox-relay ;; *) echo "$1" ;; esac; }
+jar_of() { echo "$ROOT/$(module_of "$1")/target/quarkus-app/quarkus-run.jar"; }
 
 # The pid of the service if this runner started it and it still runs (a reused pid does not count).
 pid_of() {
@@ -72,7 +75,7 @@ pid_of() {
     [[ -f $file ]] || return 1
     pid=$(<"$file")
     # ps rather than /proc: the same on Linux and macOS.
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ps -ww -p "$pid" -o args= 2>/dev/null | grep -q "$1/target/quarkus-app" || return 1
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ps -ww -p "$pid" -o args= 2>/dev/null | grep -q "$(module_of "$1")/target/quarkus-app" || return 1
     echo "$pid"
 }
 

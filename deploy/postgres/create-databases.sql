@@ -2,9 +2,10 @@
 --   psql -v order_password=… -v relay_password=… -v inventory_password=… -f deploy/postgres/create-databases.sql
 --
 --   order_service      owns database orders: runs its migrations, creates the outbox publication
---   outbox_relay       REPLICATION; reads orders only through its slot, SELECT on outbox alone
---                      (granted by order-service's migration V2); owns database outbox_relay (offsets)
---   inventory_service  owns database inventory
+--   outbox_relay       REPLICATION; reads orders and inventory only through its slots, SELECT on
+--                      their outbox alone (granted by the outbox library's migration in each
+--                      service); owns database outbox_relay (offsets, a table per relay instance)
+--   inventory_service  owns database inventory (its outbox of replies included)
 SELECT format('CREATE ROLE order_service LOGIN PASSWORD %L', :'order_password')
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'order_service') \gexec
 SELECT format('CREATE ROLE outbox_relay LOGIN REPLICATION PASSWORD %L', :'relay_password')
@@ -27,7 +28,7 @@ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'inventory') \gexec
 REVOKE CONNECT ON DATABASE orders FROM PUBLIC;
 GRANT CONNECT ON DATABASE orders TO order_service, outbox_relay;
 REVOKE CONNECT ON DATABASE inventory FROM PUBLIC;
-GRANT CONNECT ON DATABASE inventory TO inventory_service;
+GRANT CONNECT ON DATABASE inventory TO inventory_service, outbox_relay;
 REVOKE CONNECT ON DATABASE outbox_relay FROM PUBLIC;
 GRANT CONNECT ON DATABASE outbox_relay TO outbox_relay;
 

@@ -8,7 +8,7 @@ import static org.hamcrest.Matchers.hasItem;
 
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
-import dev.outboxinbox.inventory.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.InboxMetrics;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -3,12 +3,16 @@ package dev.outboxinbox.inventory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.outboxinbox.events.EventSchema;
+import dev.outboxinbox.events.InventoryEvent;
+import dev.outboxinbox.events.InventoryRejected;
+import dev.outboxinbox.events.InventoryReserved;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
-import dev.outboxinbox.inventory.inbox.InboxHandler;
-import dev.outboxinbox.inventory.inbox.InboxMetrics;
-import dev.outboxinbox.inventory.inbox.Outcome;
-import dev.outboxinbox.inventory.inbox.InboxMessage;
+import dev.outboxinbox.inbox.InboxHandler;
+import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.Outcome;
+import dev.outboxinbox.inbox.InboxMessage;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
@@ -42,6 +46,7 @@ class IdempotentConsumerTest {
         assertThat(db.reserved(sku)).isEqualTo(3);
         assertThat(db.count("SELECT count(*) FROM reservations WHERE order_id = ?", order.orderId())).isOne();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", order.eventId().toString())).isOne();
+        assertThat(db.replies(order.orderId())).as("one reply, however often the order came").containsExactly("InventoryReserved");
         await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
     }
 
@@ -61,6 +66,7 @@ class IdempotentConsumerTest {
                 .haveExactly(1, new org.assertj.core.api.Condition<>(o -> o instanceof Outcome.Applied, "applied"))
                 .haveExactly(1, new org.assertj.core.api.Condition<>(o -> o instanceof Outcome.Duplicate, "duplicate"));
         assertThat(db.reserved(sku)).isEqualTo(7);
+        assertThat(db.replies(order.orderId())).containsExactly("InventoryReserved");
     }
 
     @Test
@@ -91,6 +97,7 @@ class IdempotentConsumerTest {
         assertThat(db.count("SELECT last_value FROM fail_once_" + sku.replace('-', '_').toLowerCase())).isEqualTo(2);
         assertThat(db.reserved(sku)).isEqualTo(5);
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", order.eventId().toString())).isOne();
+        assertThat(db.replies(order.orderId())).as("the rolled-back attempt's reply went with it").containsExactly("InventoryReserved");
     }
 
     @Test
@@ -107,6 +114,7 @@ class IdempotentConsumerTest {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
         assertThat(db.reserved(sku)).isEqualTo(4);
+        assertThat(db.replies(order.orderId())).containsExactly("InventoryReserved");
         await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
     }
 
@@ -133,6 +141,33 @@ class IdempotentConsumerTest {
         assertThat(handler.consumer()).isEqualTo("inventory-service");
     }
 
+    /**
+     * The effect has a key of its own, the order: a second event for an order already decided (a
+     * producer that emitted it twice, under another event id) passes the inbox but decides nothing,
+     * takes no stock and sends no reply, and the order after it in the same batch still gets the stock.
+     */
+    @Test
+    void aSecondEventForADecidedOrderDecidesNothingAndLeavesTheStockToTheOthers() {
+        String sku = db.newProduct(2);
+        OrderCreated first = Broker.order(sku, 2);
+        assertThat(handler.handle(List.of(new InboxMessage<>(first.eventId().toString(), OrderCreated.TYPE, first))))
+                .singleElement().isEqualTo(new Outcome.Applied("RESERVED"));
+        db.execute("UPDATE products SET on_hand = on_hand + 2 WHERE sku = '" + sku + "'");
+
+        OrderCreated again = new OrderCreated(java.util.UUID.randomUUID(), first.orderId(), first.customerId(), first.lines(), first.occurredAt());
+        OrderCreated next = Broker.order(sku, 2);
+        List<Outcome> outcomes = handler.handle(List.of(
+                new InboxMessage<>(again.eventId().toString(), OrderCreated.TYPE, again),
+                new InboxMessage<>(next.eventId().toString(), OrderCreated.TYPE, next)));
+
+        // Decided in memory first, the repeated order would take the 2 new units and reject the next one.
+        assertThat(outcomes).containsExactly(new Outcome.Duplicate(), new Outcome.Applied("RESERVED"));
+        assertThat(db.reserved(sku)).isEqualTo(4);
+        assertThat(db.status(next.orderId())).isEqualTo("RESERVED");
+        assertThat(db.replies(first.orderId())).containsExactly("InventoryReserved");
+        assertThat(db.replies(next.orderId())).containsExactly("InventoryReserved");
+    }
+
     @Test
     void anOrderWithTooLittleStockIsRejectedAndLeavesStockUnchanged() {
         String plenty = db.newProduct(100);
@@ -146,6 +181,37 @@ class IdempotentConsumerTest {
         assertThat(db.status(order.orderId())).isEqualTo("REJECTED");
         assertThat(db.reserved(plenty)).as("all lines or none").isZero();
         assertThat(db.reserved(scarce)).isZero();
+        assertThat(db.replies(order.orderId())).containsExactly("InventoryRejected");
+    }
+
+    /**
+     * The reply is an event of the contract, in this service's outbox, written in the transaction of
+     * the inbox row and the stock: its payload validates against its schema and names the order.
+     */
+    @Test
+    void theReplyIsAValidEventOfTheContractAboutTheOrder() throws Exception {
+        String sku = db.newProduct(1);
+        OrderCreated reserved = Broker.order(sku, 1);
+        OrderCreated rejected = Broker.order(sku, 1);
+        Broker.publish(reserved);
+        await().atMost(Duration.ofSeconds(30)).until(() -> "RESERVED".equals(db.status(reserved.orderId())));
+        Broker.publish(rejected);
+        await().atMost(Duration.ofSeconds(30)).until(() -> "REJECTED".equals(db.status(rejected.orderId())));
+
+        for (OrderCreated order : List.of(reserved, rejected)) {
+            java.util.Map<String, Object> row = db.reply(order.orderId());
+            assertThat(row).containsEntry("aggregatetype", InventoryEvent.AGGREGATE_TYPE).containsEntry("schema_version", 1);
+            byte[] payload = row.get("payload").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            InventoryEvent reply = EventSchema.decode(row.get("id").toString(), row.get("type").toString(), 1, payload, InventoryEvent.class);
+            assertThat(reply.orderId()).isEqualTo(order.orderId());
+            if (reply instanceof InventoryRejected rejection) {
+                assertThat(order).isEqualTo(rejected);
+                assertThat(rejection.reason()).isEqualTo("insufficient stock for " + sku + ": 1 wanted, 0 available");
+            } else {
+                assertThat(reply).isInstanceOf(InventoryReserved.class);
+                assertThat(order).isEqualTo(reserved);
+            }
+        }
     }
 
     @Test

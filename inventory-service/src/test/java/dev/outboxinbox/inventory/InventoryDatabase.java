@@ -8,7 +8,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /** Plain SQL on the service's database: the tests check what was committed. */
@@ -65,6 +67,46 @@ public class InventoryDatabase {
             statement.setObject(1, orderId);
             try (ResultSet rs = statement.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The types of the replies to an order in this service's outbox, oldest first. */
+    public List<String> replies(UUID orderId) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement statement = c.prepareStatement("SELECT type FROM outbox WHERE aggregateid = ? ORDER BY occurred_at")) {
+            statement.setString(1, orderId.toString());
+            try (ResultSet rs = statement.executeQuery()) {
+                List<String> types = new ArrayList<>();
+                while (rs.next()) {
+                    types.add(rs.getString(1));
+                }
+                return types;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The one reply to an order: its outbox row, column by column. */
+    public Map<String, Object> reply(UUID orderId) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(
+                "SELECT id, aggregatetype, type, schema_version, payload::text AS payload FROM outbox WHERE aggregateid = ?")) {
+            statement.setString(1, orderId.toString());
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    throw new AssertionError("no reply to order " + orderId);
+                }
+                Map<String, Object> row = new HashMap<>();
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    row.put(rs.getMetaData().getColumnLabel(i), rs.getObject(i));
+                }
+                if (rs.next()) {
+                    throw new AssertionError("more than one reply to order " + orderId);
+                }
+                return row;
             }
         } catch (SQLException e) {
             throw new IllegalStateException(e);

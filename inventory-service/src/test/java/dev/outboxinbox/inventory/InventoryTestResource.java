@@ -1,6 +1,5 @@
 package dev.outboxinbox.inventory;
 
-import dev.outboxinbox.testing.RabbitMqEndpoint;
 import dev.outboxinbox.testing.RealServices;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.util.HashMap;
@@ -15,16 +14,10 @@ public class InventoryTestResource implements QuarkusTestResourceLifecycleManage
     @Override
     public Map<String, String> start() {
         Map<String, String> config = new HashMap<>(RealServices.freshDatasource(DATABASE));
-        RabbitMqEndpoint rabbit = RealServices.rabbitMq();
-        rabbit.recreateVirtualHost(VHOST);
-        config.put("rabbitmq-host", rabbit.host());
-        config.put("rabbitmq-port", String.valueOf(rabbit.port()));
-        config.put("rabbitmq-username", rabbit.user());
-        config.put("rabbitmq-password", rabbit.password());
-        config.put("rabbitmq-virtual-host", VHOST);
+        config.putAll(RealServices.rabbitMq().freshInboxBrokerConfig(VHOST));
         // Fast retries, so the transient-failure test takes milliseconds.
-        config.put("inventory.processing.initial-backoff", "PT0.05S");
-        config.put("inventory.processing.max-backoff", "PT0.2S");
+        config.put("inbox.initial-backoff", "PT0.05S");
+        config.put("inbox.max-backoff", "PT0.2S");
         return config;
     }
 

@@ -7,7 +7,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItems;
 
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.inventory.inbox.InboxPurge;
+import dev.outboxinbox.inbox.InboxPurge;
 import dev.outboxinbox.testing.BrokerControl;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
@@ -87,5 +87,18 @@ class OperationsTest {
         assertThat(purge.purge()).isPositive();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'old-one'")).isZero();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = 'new-one'")).isOne();
+    }
+
+    @Test
+    void thePurgeLeavesAnotherConsumersRowsToThatConsumer() {
+        // The other consumer keeps a longer horizon, or just has not purged yet: its rows are not ours.
+        String other = "purge-test-" + UUID.randomUUID().toString().substring(0, 8);
+        db.execute("INSERT INTO inbox (consumer, message_id, message_type, received_at) VALUES"
+                + " ('inventory-service', 'shared-old', 'OrderCreated', now() - interval '8 days'),"
+                + " ('" + other + "', 'shared-old', 'OrderCreated', now() - interval '8 days'),"
+                + " ('" + other + "', 'theirs-old', 'OrderCreated', now() - interval '8 days')");
+        purge.purge();
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE consumer = 'inventory-service' AND message_id = 'shared-old'")).isZero();
+        assertThat(db.count("SELECT count(*) FROM inbox WHERE consumer = '" + other + "'")).isEqualTo(2);
     }
 }

@@ -12,7 +12,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
-import dev.outboxinbox.inventory.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.InboxMetrics;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
 import java.time.Duration;

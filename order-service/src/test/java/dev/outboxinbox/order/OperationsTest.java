@@ -6,7 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 
 import dev.outboxinbox.order.domain.IdempotencyKeyPurge;
-import dev.outboxinbox.order.outbox.OutboxPurge;
+import dev.outboxinbox.outbox.OutboxPurge;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.util.UUID;

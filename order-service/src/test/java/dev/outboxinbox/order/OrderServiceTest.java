@@ -9,11 +9,14 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-/** A {@code @QuarkusTest} of order-service on its own fresh database on the real PostgreSQL. */
+/** A {@code @QuarkusTest} of order-service on its own fresh database and virtual host on the real servers. */
 @QuarkusTest
-@WithTestResource(value = FreshDatabaseResource.class,
-        initArgs = @ResourceArg(name = "database", value = "order_service_test"))
+@WithTestResource(value = FreshDatabaseResource.class, initArgs = {
+        @ResourceArg(name = "database", value = "order_service_test"),
+        @ResourceArg(name = "virtualHost", value = OrderServiceTest.VIRTUAL_HOST)})
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
 public @interface OrderServiceTest {
+
+    String VIRTUAL_HOST = "order-test";
 }

@@ -191,6 +191,7 @@ public final class ChaosRun {
             case KILL_RELAY -> killAndStart(target, "outbox-relay", outage);
             case KILL_INVENTORY -> killAndStart(target, "inventory-service", outage);
             case KILL_ORDER_SERVICE -> killAndStart(target, "order-service", outage);
+            case KILL_REPLY_RELAY -> killAndStart(target, "outbox-relay-inventory", outage);
             case POSTGRES_RESTART -> target.restartPostgres();
             case BROKER_DOWN_WHILE_RELAY_STARTS -> {
                 target.stopBrokerApp();
@@ -286,7 +287,7 @@ public final class ChaosRun {
         target.start(service);
     }
 
-    private SystemUnderTest system() {
+    static SystemUnderTest system() {
         String pgHost = env("POSTGRES_HOST", "127.0.0.1");
         String pgPort = env("POSTGRES_PORT", "5432");
         String jdbc = "jdbc:postgresql://" + pgHost + ":" + pgPort + "/";
@@ -295,6 +296,7 @@ public final class ChaosRun {
                 new Database(jdbc + "orders", "order_service", required("ORDER_DB_PASSWORD")),
                 new Database(jdbc + "inventory", "inventory_service", required("INVENTORY_DB_PASSWORD")),
                 env("RELAY_SOURCE_SLOT", "outbox_relay"),
+                env("INVENTORY_RELAY_SOURCE_SLOT", "outbox_relay_inventory"),
                 new Broker(env("RABBITMQ_HOST", "127.0.0.1"), Integer.parseInt(env("RABBITMQ_PORT", "5672")), "/",
                         required("RABBITMQ_ADMIN_USER"), required("RABBITMQ_ADMIN_PASSWORD"),
                         URI.create("http://" + env("RABBITMQ_HOST", "127.0.0.1") + ":" + env("RABBITMQ_MANAGEMENT_PORT", "15672"))));

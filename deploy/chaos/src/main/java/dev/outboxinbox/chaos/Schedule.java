@@ -20,6 +20,8 @@ record Schedule(List<Step> steps) {
         KILL_RELAY("kill -9 outbox-relay", "kills"),
         KILL_INVENTORY("kill -9 inventory-service", "kills"),
         KILL_ORDER_SERVICE("kill -9 order-service", "kills"),
+        /** The second relay instance, which carries inventory's replies back to order-service. */
+        KILL_REPLY_RELAY("kill -9 outbox-relay-inventory", "kills"),
         POSTGRES_RESTART("PostgreSQL restart", "postgres-restarts"),
         /** The relay starts while the broker is down, and must wait for it. */
         BROKER_DOWN_WHILE_RELAY_STARTS("broker down while outbox-relay starts", "broker-down-while-relay-starts"),

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  */
 abstract class Target {
 
-    static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay");
+    static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
     /** Where the second inventory-service of deploy/local listens (the first is on 8082). */
     static final int SECOND_INVENTORY_PORT = 8092;
 

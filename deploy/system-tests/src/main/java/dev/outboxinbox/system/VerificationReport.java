@@ -14,6 +14,8 @@ import java.util.Map;
  * @param committedOrders     orders in order-service's database
  * @param eventsPublished     outbox rows: events the relay must deliver at least once
  * @param eventsInInbox       distinct event ids inventory-service recorded (each took effect once)
+ * @param ordersDecided       orders order-service moved out of PENDING on inventory's reply, by status (CONFIRMED, REJECTED)
+ * @param repliesInInbox      distinct reply ids order-service recorded (each took effect once)
  * @param duplicatesAbsorbed  deliveries the inbox recognised as already seen (from inventory's log or metrics)
  * @param duplicateEffects    orders whose effect was applied more than once (or a SKU reserved beyond its orders)
  * @param lost                committed orders with no outcome in inventory, plus acknowledged orders that do not exist
@@ -25,7 +27,7 @@ import java.util.Map;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record VerificationReport(Map<String, Long> requests, long committedOrders, long eventsPublished, long eventsInInbox,
-                                 Long duplicatesAbsorbed, long duplicateEffects, long lost, long phantoms,
+                                 Map<String, Long> ordersDecided, long repliesInInbox, Long duplicatesAbsorbed, long duplicateEffects, long lost, long phantoms,
                                  long deadLetters, long expectedDeadLetters, long deliveredMillis, long convergedMillis, long convergenceBoundMillis,
                                  List<String> faults, List<String> violations) {
 
@@ -36,7 +38,8 @@ public record VerificationReport(Map<String, Long> requests, long committedOrder
     }
 
     public VerificationReport withFaults(List<String> injected) {
-        return new VerificationReport(requests, committedOrders, eventsPublished, eventsInInbox, duplicatesAbsorbed,
+        return new VerificationReport(requests, committedOrders, eventsPublished, eventsInInbox, ordersDecided, repliesInInbox,
+                duplicatesAbsorbed,
                 duplicateEffects, lost, phantoms, deadLetters, expectedDeadLetters, deliveredMillis, convergedMillis, convergenceBoundMillis,
                 List.copyOf(injected), violations);
     }
@@ -55,6 +58,8 @@ public record VerificationReport(Map<String, Long> requests, long committedOrder
         text.append("committed orders     ").append(committedOrders).append('\n');
         text.append("events published     ").append(eventsPublished).append('\n');
         text.append("events in inbox      ").append(eventsInInbox).append('\n');
+        text.append("orders decided       ").append(ordersDecided).append(" (by inventory's replies, in order-service)\n");
+        text.append("replies in inbox     ").append(repliesInInbox).append('\n');
         text.append("duplicates absorbed  ").append(duplicatesAbsorbed == null ? "n/a" : duplicatesAbsorbed).append('\n');
         text.append("duplicate effects    ").append(duplicateEffects).append('\n');
         text.append("lost                 ").append(lost).append('\n');

@@ -50,8 +50,13 @@ import java.util.stream.Collectors;
  *   <li>an outcome decided by another order's event;</li>
  *   <li>the dead-letter queue holding anything but the poison that was injected, a dead letter
  *       without the service's reason, or one the broker dead-lettered for its delivery limit;</li>
- *   <li>no convergence within the bound: queue drained (nothing ready, nothing unacknowledged),
- *       every committed order decided, the relay's slot confirmed past the end of the load.</li>
+ *   <li>the replies: an order inventory decided that order-service never confirmed or rejected
+ *       (lost), an order-service status that disagrees with inventory's, an inventory decision with
+ *       no reply or with more than one (a duplicate effect), an order decided by a message that is
+ *       not inventory's reply to it (phantom), any reply in order-service's dead-letter queue;</li>
+ *   <li>no convergence within the bound: both queues drained (nothing ready, nothing unacknowledged),
+ *       every committed order decided in inventory and in order-service, both relays' slots
+ *       confirmed past the end of the load.</li>
  * </ul>
  */
 public final class Verifier {
@@ -81,17 +86,26 @@ public final class Verifier {
     }
 
     /** A cheap look at how far delivery has come. */
-    public record Convergence(int committed, int undecided, long queued, long unacked, long deadLetters, boolean slotCaughtUp) {
+    public record Convergence(int committed, int undecided, long queued, long unacked, long deadLetters, boolean slotCaughtUp,
+                              int pending, long repliesQueued, long repliesUnacked, long replyDeadLetters, boolean replySlotCaughtUp) {
 
         /** Drained means nothing ready and nothing unacknowledged: a message in a consumer's hands is not done. */
         boolean settled(long expectedDeadLetters) {
-            return undecided == 0 && queued == 0 && unacked == 0 && deadLetters == expectedDeadLetters && slotCaughtUp;
+            return undecided == 0 && queued == 0 && unacked == 0 && deadLetters == expectedDeadLetters && slotCaughtUp
+                    && pending == 0 && repliesQueued == 0 && repliesUnacked == 0 && replyDeadLetters == 0 && replySlotCaughtUp;
+        }
+
+        /** Every order decided in inventory and in order-service, nothing waiting in either queue. */
+        boolean delivered() {
+            return undecided == 0 && queued == 0 && pending == 0 && repliesQueued == 0;
         }
 
         @Override
         public String toString() {
-            return "%d committed, %d undecided, %d queued, %d unacked, %d dead letters, slot %s"
-                    .formatted(committed, undecided, queued, unacked, deadLetters, slotCaughtUp ? "caught up" : "behind");
+            return ("%d committed, %d undecided, %d queued, %d unacked, %d dead letters, slot %s;"
+                    + " replies: %d orders pending, %d queued, %d unacked, %d dead letters, slot %s")
+                    .formatted(committed, undecided, queued, unacked, deadLetters, slotCaughtUp ? "caught up" : "behind",
+                            pending, repliesQueued, repliesUnacked, replyDeadLetters, replySlotCaughtUp ? "caught up" : "behind");
         }
     }
 
@@ -99,9 +113,11 @@ public final class Verifier {
         Set<UUID> undecided = uuids(system.orders(), "SELECT id FROM orders");
         int committed = undecided.size();
         undecided.removeAll(uuids(system.inventory(), "SELECT order_id FROM order_outcomes"));
+        int pending = uuids(system.orders(), "SELECT id FROM orders WHERE status = 'PENDING'").size();
         long[] depth = queueDepths();
         return new Convergence(committed, undecided.size(), depth[0], unacked(Topology.INVENTORY_QUEUE), depth[1],
-                slotConfirmedPast(walTarget));
+                slotConfirmedPast(system.relaySlot(), walTarget),
+                pending, depth[2], unacked(Topology.ORDER_REPLIES_QUEUE), depth[3], slotConfirmedPast(system.replyRelaySlot(), walTarget));
     }
 
     /**
@@ -124,7 +140,7 @@ public final class Verifier {
             try {
                 Convergence state = convergence(walTarget);
                 last = state.toString();
-                if (delivered < 0 && state.undecided() == 0 && state.queued() == 0) {
+                if (delivered < 0 && state.delivered()) {
                     delivered = elapsed;
                 }
                 if (!state.settled(expectedDeadLetters)) {
@@ -184,8 +200,28 @@ public final class Verifier {
         query(system.inventory(), "SELECT sku, reserved FROM products", rs -> reservedBySku.put(rs.getString(1), rs.getInt(2)));
         Set<String> inbox = new HashSet<>();
         query(system.inventory(), "SELECT message_id FROM inbox", rs -> inbox.add(rs.getString(1)));
-        List<DeadLetter> deadLetters = deadLetters();
+        List<DeadLetter> deadLetters = deadLetters(Topology.INVENTORY_DEAD_LETTER_QUEUE);
         List<String> deadLetterIds = deadLetters.stream().map(DeadLetter::messageId).toList();
+
+        // The replies: what inventory told order-service, and what order-service made of it.
+        Map<UUID, String> statuses = new HashMap<>();
+        Map<UUID, String> decidedBy = new HashMap<>();
+        query(system.orders(), "SELECT id, status, decided_by FROM orders", rs -> {
+            statuses.put(rs.getObject(1, UUID.class), rs.getString(2));
+            decidedBy.put(rs.getObject(1, UUID.class), rs.getString(3));
+        });
+        Map<String, UUID> replies = new HashMap<>();
+        Map<String, String> replyTypes = new HashMap<>();
+        Map<UUID, Integer> repliesPerOrder = new HashMap<>();
+        query(system.inventory(), "SELECT id::text, aggregateid, type FROM outbox", rs -> {
+            UUID order = UUID.fromString(rs.getString(2));
+            replies.put(rs.getString(1), order);
+            replyTypes.put(rs.getString(1), rs.getString(3));
+            repliesPerOrder.merge(order, 1, Integer::sum);
+        });
+        Set<String> replyInbox = new HashSet<>();
+        query(system.orders(), "SELECT message_id FROM inbox WHERE consumer = 'order-service'", rs -> replyInbox.add(rs.getString(1)));
+        List<DeadLetter> replyDeadLetters = deadLetters(Topology.ORDER_DEAD_LETTER_QUEUE);
 
         // Requests: an acknowledged order exists; a definite failure wrote nothing.
         Map<String, Long> byResult = new TreeMap<>();
@@ -241,6 +277,48 @@ public final class Verifier {
             if (!outbox.containsKey(messageId)) {
                 violations.phantom("inbox holds a message id that is not an outbox event", messageId);
             }
+        }
+
+        // Replies: inventory's decision reaches order-service once, and order-service agrees with it.
+        for (Map.Entry<UUID, String> outcome : outcomes.entrySet()) {
+            UUID order = outcome.getKey();
+            if (!committed.contains(order)) {
+                continue; // a phantom already
+            }
+            int sent = repliesPerOrder.getOrDefault(order, 0);
+            if (sent == 0) {
+                violations.lost("inventory decided an order without replying", order);
+            } else if (sent > 1) {
+                violations.duplicateEffect("inventory replied more than once for an order", order + ": " + sent + " replies");
+            }
+            String status = statuses.get(order);
+            String expected = "RESERVED".equals(outcome.getValue()) ? "CONFIRMED" : "REJECTED";
+            if ("PENDING".equals(status)) {
+                violations.lost("inventory decided, order-service still PENDING (the reply did not arrive)", order);
+            } else if (!expected.equals(status)) {
+                violations.other("order-service says " + status + ", inventory " + outcome.getValue() + ": " + order);
+            }
+        }
+        for (Map.Entry<UUID, String> decided : decidedBy.entrySet()) {
+            if (decided.getValue() == null) {
+                continue;
+            }
+            if (!decided.getKey().equals(replies.get(decided.getValue()))) {
+                violations.phantom("order decided by a message that is not inventory's reply to it", decided.getKey()
+                        + " by " + decided.getValue());
+            } else if (!statuses.get(decided.getKey()).equals(
+                    replyTypes.get(decided.getValue()).equals("InventoryReserved") ? "CONFIRMED" : "REJECTED")) {
+                violations.other("order " + decided.getKey() + " is " + statuses.get(decided.getKey()) + " by a "
+                        + replyTypes.get(decided.getValue()));
+            }
+        }
+        for (String messageId : replyInbox) {
+            if (!replies.containsKey(messageId)) {
+                violations.phantom("order-service's inbox holds a message id that is not an inventory reply", messageId);
+            }
+        }
+        for (DeadLetter letter : replyDeadLetters) {
+            violations.other("a reply was dead-lettered: " + letter.messageId() + " (" + letter.reason() + ")");
         }
 
         // Effects: each order's effect exactly once; stock = what the reserved orders add up to.
@@ -299,7 +377,9 @@ public final class Verifier {
         if (settling.settledMillis() < 0) {
             violations.other("did not converge within " + bound.toMillis() + " ms");
         }
-        return new VerificationReport(byResult, committed.size(), outbox.size(), inbox.size(), duplicatesAbsorbed,
+        Map<String, Long> decided = new TreeMap<>();
+        statuses.values().forEach(status -> decided.merge(status, 1L, Long::sum));
+        return new VerificationReport(byResult, committed.size(), outbox.size(), inbox.size(), decided, replyInbox.size(), duplicatesAbsorbed,
                 violations.duplicateEffects, violations.lost, violations.phantoms, deadLetterIds.size(), injectedPoison.size(),
                 settling.deliveredMillis(), settling.settledMillis(), bound.toMillis(), null, violations.list());
     }
@@ -351,42 +431,46 @@ public final class Verifier {
         }
     }
 
-    private boolean slotConfirmedPast(String walTarget) throws SQLException {
+    /** pg_replication_slots is the whole server's: one query sees the slots of both databases. */
+    private boolean slotConfirmedPast(String slot, String walTarget) throws SQLException {
         try (var c = system.orders().connect();
              PreparedStatement query = c.prepareStatement(
                      "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?")) {
             query.setString(1, walTarget);
-            query.setString(2, system.relaySlot());
+            query.setString(2, slot);
             try (ResultSet rs = query.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }
         }
     }
 
-    /** Messages ready in the inventory queue and in its dead-letter queue. */
+    /** Messages ready in the inventory queue, its dead-letter queue, order-service's reply queue and its dead-letter queue. */
     private long[] queueDepths() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
              Channel channel = connection.createChannel()) {
             return new long[] {
                     channel.queueDeclarePassive(Topology.INVENTORY_QUEUE).getMessageCount(),
-                    channel.queueDeclarePassive(Topology.INVENTORY_DEAD_LETTER_QUEUE).getMessageCount()};
+                    channel.queueDeclarePassive(Topology.INVENTORY_DEAD_LETTER_QUEUE).getMessageCount(),
+                    channel.queueDeclarePassive(Topology.ORDER_REPLIES_QUEUE).getMessageCount(),
+                    channel.queueDeclarePassive(Topology.ORDER_DEAD_LETTER_QUEUE).getMessageCount()};
         }
     }
 
-    private record DeadLetter(String messageId, boolean hasReason, boolean deliveryLimit) {
+    private record DeadLetter(String messageId, boolean hasReason, boolean deliveryLimit, String reason) {
     }
 
-    /** The dead letters, read without taking them (they go back on close). */
-    private List<DeadLetter> deadLetters() throws Exception {
+    /** The dead letters of a queue, read without taking them (they go back on close). */
+    private List<DeadLetter> deadLetters(String queue) throws Exception {
         List<DeadLetter> letters = new ArrayList<>();
         try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
              Channel channel = connection.createChannel()) {
-            for (GetResponse message; (message = channel.basicGet(Topology.INVENTORY_DEAD_LETTER_QUEUE, false)) != null; ) {
+            for (GetResponse message; (message = channel.basicGet(queue, false)) != null; ) {
                 Map<String, Object> headers = message.getProps().getHeaders() == null ? Map.of() : message.getProps().getHeaders();
                 boolean deliveryLimit = String.valueOf(headers.get("x-death")).contains("delivery_limit")
                         || "delivery_limit".equals(String.valueOf(headers.get("x-first-death-reason")));
                 letters.add(new DeadLetter(Objects.requireNonNullElse(message.getProps().getMessageId(), "(no message id)"),
-                        headers.get(MessageHeaders.DEAD_LETTER_REASON) != null, deliveryLimit));
+                        headers.get(MessageHeaders.DEAD_LETTER_REASON) != null, deliveryLimit,
+                        String.valueOf(headers.get(MessageHeaders.DEAD_LETTER_REASON))));
             }
         }
         return letters;

@@ -67,7 +67,7 @@ class ComposeMatchesLocalRunnerTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        })).as("the local runner's ports").containsExactlyInAnyOrder("8081", "8082", "8083");
+        })).as("the local runner's ports").containsExactlyInAnyOrder("8081", "8082", "8083", "8084");
     }
 
     /** A slot that nobody reads may keep only so much WAL, in both: the same bound, set in both places. */

@@ -12,8 +12,8 @@ import java.util.Map;
 /**
  * The whole system's world for a test, laid out as deploy/local lays it out, under names of its
  * own so it never touches the demo: three databases each owned by its service's role, the relay's
- * role with REPLICATION, a virtual host with one user per service whose permissions are read from
- * deploy/rabbitmq/users. Everything is recreated, so no earlier run leaks in.
+ * role with REPLICATION (two relay instances: orders' outbox, inventory's replies), a virtual host
+ * with one user per service whose permissions are read from deploy/rabbitmq/users. Everything is recreated, so no earlier run leaks in.
  */
 final class SystemFixture {
 
@@ -26,6 +26,7 @@ final class SystemFixture {
     static final String INVENTORY_ROLE = "system_inventory_service";
     static final String PASSWORD = "system-test-secret";
     static final String SLOT = "test_system";
+    static final String REPLY_SLOT = "test_system_replies";
     static final String VHOST = "system-test";
 
     private SystemFixture() {
@@ -51,7 +52,8 @@ final class SystemFixture {
                     "REVOKE CONNECT ON DATABASE " + roleAndDb[1] + " FROM PUBLIC",
                     "GRANT CONNECT ON DATABASE " + roleAndDb[1] + " TO " + role);
         }
-        pg.execute("postgres", "GRANT CONNECT ON DATABASE " + ORDERS_DB + " TO " + RELAY_ROLE);
+        pg.execute("postgres", "GRANT CONNECT ON DATABASE " + ORDERS_DB + " TO " + RELAY_ROLE,
+                "GRANT CONNECT ON DATABASE " + INVENTORY_DB + " TO " + RELAY_ROLE);
 
         RabbitMqEndpoint broker = rabbitMq();
         broker.recreateVirtualHost(VHOST);
@@ -75,6 +77,11 @@ final class SystemFixture {
         env.put("QUARKUS_DATASOURCE_USERNAME", ORDER_ROLE);
         env.put("QUARKUS_DATASOURCE_PASSWORD", PASSWORD);
         env.put("OUTBOX_RELAY_ROLE", RELAY_ROLE);
+        env.put("RABBITMQ_HOST", rabbitMq().host());
+        env.put("RABBITMQ_PORT", String.valueOf(rabbitMq().port()));
+        env.put("RABBITMQ_VIRTUAL_HOST", VHOST);
+        env.put("RABBITMQ_USERNAME", "system_order_service");
+        env.put("RABBITMQ_PASSWORD", PASSWORD);
         return env;
     }
 
@@ -88,6 +95,7 @@ final class SystemFixture {
         env.put("RABBITMQ_VIRTUAL_HOST", VHOST);
         env.put("RABBITMQ_USERNAME", "system_inventory_service");
         env.put("RABBITMQ_PASSWORD", PASSWORD);
+        env.put("OUTBOX_RELAY_ROLE", RELAY_ROLE);
         return env;
     }
 
@@ -110,6 +118,15 @@ final class SystemFixture {
         return env;
     }
 
+    /** The second relay instance: inventory's outbox (its replies), its own slot and offsets table. */
+    static Map<String, String> replyRelay() {
+        Map<String, String> env = outboxRelay();
+        env.put("RELAY_SOURCE_DATABASE", INVENTORY_DB);
+        env.put("RELAY_SOURCE_SLOT", REPLY_SLOT);
+        env.put("RELAY_OFFSETS_TABLE", "relay_offsets_inventory");
+        return env;
+    }
+
     /** The harness's view: the databases as the services' roles, the broker as the tests' administrator. */
     static SystemUnderTest system(int orderPort, int inventoryPort) {
         PostgresEndpoint pg = postgres();
@@ -119,7 +136,7 @@ final class SystemFixture {
                 java.net.URI.create("http://127.0.0.1:" + inventoryPort),
                 new Database(pg.jdbcUrl(ORDERS_DB), ORDER_ROLE, PASSWORD),
                 new Database(pg.jdbcUrl(INVENTORY_DB), INVENTORY_ROLE, PASSWORD),
-                SLOT,
+                SLOT, REPLY_SLOT,
                 new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password(), broker.management()));
     }
 
@@ -127,9 +144,9 @@ final class SystemFixture {
         return ROOT.resolve(service).resolve("target").resolve("quarkus-app");
     }
 
-    /** Drops the relay's slot when the tests are done, so it pins no WAL until the next run. */
+    /** Drops the relays' slots when the tests are done, so they pin no WAL until the next run. */
     static void dropSlot() {
         postgres().execute("postgres", "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-                + " WHERE slot_name = '" + SLOT + "' AND NOT active");
+                + " WHERE slot_name IN ('" + SLOT + "', '" + REPLY_SLOT + "') AND NOT active");
     }
 }

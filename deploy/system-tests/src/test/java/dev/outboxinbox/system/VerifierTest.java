@@ -33,6 +33,7 @@ class VerifierTest {
     private static final String ORDERS_DB = "verifier_orders";
     private static final String INVENTORY_DB = "verifier_inventory";
     private static final String SLOT = "test_verifier";
+    private static final String REPLY_SLOT = "test_verifier_replies";
     private static final String VHOST = "verifier-test";
     private static final Verifier.Settling SETTLED = new Verifier.Settling(0, 0);
 
@@ -45,24 +46,30 @@ class VerifierTest {
     void freshSystemState() throws Exception {
         pg.recreateDatabase(ORDERS_DB);
         pg.recreateDatabase(INVENTORY_DB);
-        migrate(ORDERS_DB, "order-service", Map.of("outbox_publication", "outbox_publication", "relay_role", "nobody"));
-        migrate(INVENTORY_DB, "inventory-service", Map.of());
+        Map<String, String> outbox = Map.of("outbox_publication", "outbox_publication", "relay_role", "nobody");
+        migrate(ORDERS_DB, "order-service/src/main/resources/db/migration", "flyway_schema_history", outbox);
+        migrate(ORDERS_DB, "shared-events/inbox/src/main/resources/db/inbox", "inbox_schema_history", Map.of());
+        migrate(INVENTORY_DB, "inventory-service/src/main/resources/db/migration", "flyway_schema_history", Map.of());
+        migrate(INVENTORY_DB, "shared-events/outbox/src/main/resources/db/outbox", "outbox_schema_history", outbox);
         pg.execute(ORDERS_DB, "SELECT pg_create_logical_replication_slot('" + SLOT + "', 'pgoutput')");
+        pg.execute(INVENTORY_DB, "SELECT pg_create_logical_replication_slot('" + REPLY_SLOT + "', 'pgoutput')");
         broker.recreateVirtualHost(VHOST);
         try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
             channel.queueDeclare(Topology.INVENTORY_QUEUE, true, false, false, Topology.inventoryQueueArguments());
             channel.queueDeclare(Topology.INVENTORY_DEAD_LETTER_QUEUE, true, false, false, Topology.deadLetterQueueArguments());
+            channel.queueDeclare(Topology.ORDER_REPLIES_QUEUE, true, false, false, Topology.orderRepliesQueueArguments());
+            channel.queueDeclare(Topology.ORDER_DEAD_LETTER_QUEUE, true, false, false, Topology.deadLetterQueueArguments());
         }
         verifier = new Verifier(new SystemUnderTest(null, null,
                 new Database(pg.jdbcUrl(ORDERS_DB), pg.user(), pg.password()),
                 new Database(pg.jdbcUrl(INVENTORY_DB), pg.user(), pg.password()),
-                SLOT, new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password(), broker.management())));
+                SLOT, REPLY_SLOT, new Broker(broker.host(), broker.port(), VHOST, broker.user(), broker.password(), broker.management())));
     }
 
     @AfterAll
     static void dropSlot() {
         RealServices.postgres().execute("postgres", "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-                + " WHERE slot_name = '" + SLOT + "'");
+                + " WHERE slot_name IN ('" + SLOT + "', '" + REPLY_SLOT + "')");
     }
 
     @Test
@@ -79,6 +86,8 @@ class VerifierTest {
         assertThat(report.committedOrders()).isEqualTo(2);
         assertThat(report.eventsPublished()).isEqualTo(2);
         assertThat(report.eventsInInbox()).isEqualTo(2);
+        assertThat(report.repliesInInbox()).isEqualTo(2);
+        assertThat(report.ordersDecided()).isEqualTo(Map.of("CONFIRMED", 1L, "REJECTED", 1L));
     }
 
     @Test
@@ -212,6 +221,57 @@ class VerifierTest {
     }
 
     @Test
+    void anOrderInventoryDecidedThatOrderServiceNeverHeardOfIsLost() throws Exception {
+        UUID order = order(Map.of("SKU-APPLE", 1));
+        reserve(order, Map.of("SKU-APPLE", 1));
+        pg.execute(ORDERS_DB, "UPDATE orders SET status = 'PENDING', decided_by = NULL, decided_at = NULL WHERE id = '" + order + "'",
+                "DELETE FROM inbox");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.lost()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("LOST: inventory decided, order-service still PENDING")
+                && v.contains(order.toString()));
+        assertThat(verifier.convergence(verifier.walPosition()).pending()).isOne();
+    }
+
+    @Test
+    void aSecondReplyForAnOrderIsADuplicateEffect() throws Exception {
+        UUID order = order(Map.of("SKU-APPLE", 1));
+        reserve(order, Map.of("SKU-APPLE", 1));
+        // What inventory without deduplication does with a redelivered OrderCreated: decide, and reply, again.
+        reply(order, "InventoryReserved");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.duplicateEffects()).isEqualTo(1);
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("DUPLICATE EFFECT: inventory replied more than once"));
+    }
+
+    @Test
+    void orderServiceDisagreeingWithInventoryOrDecidedByAnotherOrdersReplyIsNamed() throws Exception {
+        UUID confirmed = order(Map.of("SKU-APPLE", 1));
+        reserve(confirmed, Map.of("SKU-APPLE", 1));
+        UUID rejected = order(Map.of("SKU-DURIAN", 1));
+        reject(rejected);
+        pg.execute(ORDERS_DB, "UPDATE orders SET status = 'REJECTED' WHERE id = '" + confirmed + "'",
+                "UPDATE orders SET decided_by = (SELECT decided_by FROM orders WHERE id = '" + confirmed + "') WHERE id = '" + rejected + "'");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("order-service says REJECTED, inventory RESERVED: " + confirmed));
+        assertThat(report.violations()).anyMatch(v -> v.startsWith("PHANTOM: order decided by a message that is not inventory's reply to it")
+                && v.contains(rejected.toString()));
+    }
+
+    @Test
+    void aDeadLetteredReplyIsNamed() throws Exception {
+        deadLetter(Topology.ORDER_DEAD_LETTER_QUEUE, "reply-1", Map.of(MessageHeaders.DEAD_LETTER_REASON, "unknown event type 'X'"));
+
+        assertThat(verify(Set.of()).violations()).containsExactly("a reply was dead-lettered: reply-1 (unknown event type 'X')");
+    }
+
+    @Test
     void aMessageInAConsumersHandsIsNotDrained() throws Exception {
         UUID order = order(Map.of("SKU-APPLE", 1));
         reserve(order, Map.of("SKU-APPLE", 1));
@@ -260,7 +320,7 @@ class VerifierTest {
         return order;
     }
 
-    /** The effect inventory-service applies for a reserved order (the event id is the order id here). */
+    /** The effect inventory-service applies for a reserved order (the event id is the order id here), and its reply's. */
     private void reserve(UUID order, Map<String, Integer> lines) {
         List<String> statements = new ArrayList<>(List.of(
                 "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + order + "', 'OrderCreated')",
@@ -270,6 +330,7 @@ class VerifierTest {
             statements.add("UPDATE products SET reserved = reserved + " + quantity + " WHERE sku = '" + sku + "'");
         });
         pg.execute(INVENTORY_DB, statements.toArray(String[]::new));
+        decide(order, reply(order, "InventoryReserved"), "CONFIRMED");
     }
 
     private void reject(UUID order) {
@@ -277,6 +338,22 @@ class VerifierTest {
                 "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + order + "', 'OrderCreated')",
                 "INSERT INTO order_outcomes (order_id, status, reason, message_id, decided_at) VALUES ('" + order
                         + "', 'REJECTED', 'insufficient stock', '" + order + "', now())");
+        decide(order, reply(order, "InventoryRejected"), "REJECTED");
+    }
+
+    /** inventory's reply in its outbox, as its stock transaction writes it; returns its id. */
+    private String reply(UUID order, String type) {
+        String id = UUID.randomUUID().toString();
+        pg.execute(INVENTORY_DB, "INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)"
+                + " VALUES ('" + id + "', 'inventory', '" + order + "', '" + type + "', 1, '{}', now())");
+        return id;
+    }
+
+    /** What order-service does with the reply: its inbox row and the order's status, in one transaction. */
+    private void decide(UUID order, String reply, String status) {
+        pg.execute(ORDERS_DB,
+                "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('order-service', '" + reply + "', 'Inventory')",
+                "UPDATE orders SET status = '" + status + "', decided_by = '" + reply + "', decided_at = now() WHERE id = '" + order + "'");
     }
 
     /** A dead letter as inventory-service parks one: with its reason. */
@@ -285,18 +362,26 @@ class VerifierTest {
     }
 
     private void deadLetter(String messageId, Map<String, Object> headers) throws Exception {
+        deadLetter(Topology.INVENTORY_DEAD_LETTER_QUEUE, messageId, headers);
+    }
+
+    private void deadLetter(String queue, String messageId, Map<String, Object> headers) throws Exception {
         try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
-            channel.basicPublish("", Topology.INVENTORY_DEAD_LETTER_QUEUE,
+            channel.basicPublish("", queue,
                     new AMQP.BasicProperties.Builder().messageId(messageId).headers(headers).build(), "{".getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(5_000);
         }
     }
 
-    private void migrate(String database, String service, Map<String, String> placeholders) {
+    /** A service's or a library's migrations, each with its own history table as at the services' start. */
+    private void migrate(String database, String directory, String historyTable, Map<String, String> placeholders) {
         Flyway.configure()
                 .dataSource(pg.jdbcUrl(database), pg.user(), pg.password())
-                .locations("filesystem:" + SystemFixture.ROOT.resolve(service).resolve("src/main/resources/db/migration"))
+                .locations("filesystem:" + SystemFixture.ROOT.resolve(directory))
+                .table(historyTable)
+                .baselineOnMigrate(!"flyway_schema_history".equals(historyTable))
+                .baselineVersion("0")
                 .placeholders(placeholders)
                 .load().migrate();
     }

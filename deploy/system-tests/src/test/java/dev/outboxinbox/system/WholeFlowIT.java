@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * The whole path with the packaged services as processes, least-privileged as deployed:
- * POST /orders → order + outbox row → WAL → relay → RabbitMQ → inbox → stock.
+ * POST /orders → order + outbox row → WAL → relay → RabbitMQ → inbox → stock + reply in inventory's
+ * outbox → WAL → second relay → RabbitMQ → order-service's inbox → order CONFIRMED or REJECTED.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class WholeFlowIT {
@@ -44,6 +46,7 @@ class WholeFlowIT {
     private static ServiceProcess inventory;
     private static ServiceProcess orders;
     private static ServiceProcess relay;
+    private static ServiceProcess replyRelay;
     private static SystemUnderTest system;
     private static Verifier verifier;
     private static List<OrderLoad.Request> placed;
@@ -58,16 +61,19 @@ class WholeFlowIT {
                 new File(logs, "system-order-service.log"));
         relay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"), SystemFixture.outboxRelay(),
                 new File(logs, "system-outbox-relay.log"));
+        replyRelay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"), SystemFixture.replyRelay(),
+                new File(logs, "system-outbox-relay-inventory.log"));
         inventory.awaitReady(Duration.ofMinutes(2));
         orders.awaitReady(Duration.ofMinutes(2));
         relay.awaitReady(Duration.ofMinutes(2));
+        replyRelay.awaitReady(Duration.ofMinutes(2));
         system = SystemFixture.system(orders.port(), inventory.port());
         verifier = new Verifier(system);
     }
 
     @AfterAll
     static void stopTheSystem() throws Exception {
-        for (ServiceProcess service : new ServiceProcess[] {relay, orders, inventory}) {
+        for (ServiceProcess service : new ServiceProcess[] {relay, replyRelay, orders, inventory}) {
             if (service != null) {
                 service.stopGracefully();
             }
@@ -89,6 +95,8 @@ class WholeFlowIT {
         assertThat(report.committedOrders()).isEqualTo(ORDERS);
         assertThat(report.eventsPublished()).isEqualTo(ORDERS);
         assertThat(report.eventsInInbox()).as("one inbox row per event").isEqualTo(ORDERS);
+        assertThat(report.repliesInInbox()).as("one reply per order, taken once by order-service").isEqualTo(ORDERS);
+        assertThat(report.ordersDecided()).containsOnlyKeys("CONFIRMED", "REJECTED");
     }
 
     @Test
@@ -127,15 +135,80 @@ class WholeFlowIT {
         assertThat(newest).hasSize(1);
         Map<String, Integer> stockBefore = stock();
         long inboxBefore = count(system.inventory(), "SELECT count(*) FROM inbox");
-        double duplicatesBefore = duplicatesCounted();
+        double duplicatesBefore = duplicatesCounted(system.inventoryService(), "inventory-service");
 
         Replay.publish(system.broker(), newest);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> duplicatesCounted() > duplicatesBefore);
+        await().atMost(Duration.ofSeconds(30)).until(() -> duplicatesCounted(system.inventoryService(), "inventory-service") > duplicatesBefore);
         assertThat(stock()).as("stock after the duplicate").isEqualTo(stockBefore);
         assertThat(count(system.inventory(), "SELECT count(*) FROM inbox")).as("inbox rows").isEqualTo(inboxBefore);
         VerificationReport report = verifier.verify(placed, Set.of(), null, new Verifier.Settling(0, 0), Duration.ZERO);
         assertThat(report.violations()).as(report.toText()).isEmpty();
+    }
+
+    /** What a client sees: GET /orders/{id} says what inventory decided. */
+    @Test
+    @Order(4)
+    void everyOrderShowsInventorysDecision() throws Exception {
+        for (OrderLoad.Request order : placed) {
+            String decided = getJson(system.inventoryService().resolve("/orders/" + order.orderId() + "/reservation")).get("status").asText();
+            JsonNode shown = getJson(system.orderService().resolve("/orders/" + order.orderId()));
+            assertThat(shown.get("status").asText()).as("order %s, %s in inventory", order.orderId(), decided)
+                    .isEqualTo("RESERVED".equals(decided) ? "CONFIRMED" : "REJECTED");
+            if ("REJECTED".equals(decided)) {
+                assertThat(shown.get("statusReason").asText()).isNotBlank();
+            }
+        }
+    }
+
+    @Test
+    @Order(5)
+    void anOrderGoesFromPendingToConfirmedAndAnOrderOfDurianToRejected() throws Exception {
+        UUID apple = place("SKU-APPLE");
+        UUID durian = place("SKU-DURIAN");
+        await().atMost(Duration.ofSeconds(30)).until(() -> "CONFIRMED".equals(statusOf(apple)));
+        await().atMost(Duration.ofSeconds(30)).until(() -> "REJECTED".equals(statusOf(durian)));
+        assertThat(getJson(system.orderService().resolve("/orders/" + durian)).get("statusReason").asText())
+                .isEqualTo("insufficient stock for SKU-DURIAN: 1 wanted, 0 available");
+    }
+
+    @Test
+    @Order(6)
+    void aReplyRepublishedTenTimesChangesNothing() throws Exception {
+        List<Replay.OutboxEvent> newest = Replay.newest(system.inventory(), 1);
+        assertThat(newest).hasSize(1);
+        UUID order = UUID.fromString(newest.get(0).aggregateId());
+        String statusBefore = statusOf(order);
+        long inboxBefore = count(system.orders(), "SELECT count(*) FROM inbox");
+        double duplicatesBefore = duplicatesCounted(system.orderService(), "order-service");
+
+        for (int i = 0; i < 10; i++) {
+            Replay.publish(system.broker(), newest);
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> duplicatesCounted(system.orderService(), "order-service") >= duplicatesBefore + 10);
+        assertThat(statusOf(order)).isEqualTo(statusBefore);
+        assertThat(count(system.orders(), "SELECT count(*) FROM orders WHERE id = '" + order + "' AND decided_by = '" + newest.get(0).id() + "'"))
+                .as("still decided by that reply").isOne();
+        assertThat(count(system.orders(), "SELECT count(*) FROM inbox")).as("order-service's inbox rows").isEqualTo(inboxBefore);
+        VerificationReport report = verifier.verify(placed, Set.of(), null, new Verifier.Settling(0, 0), Duration.ZERO);
+        assertThat(report.violations()).as(report.toText()).isEmpty();
+    }
+
+    /** POST /orders of one unit, with an Idempotency-Key (every committed order of a run has one); the answer says PENDING. */
+    private static UUID place(String sku) throws Exception {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(system.orderService().resolve("/orders"))
+                .header("Content-Type", "application/json").header("Idempotency-Key", "system-" + UUID.randomUUID())
+                .POST(HttpRequest.BodyPublishers.ofString("{\"customerId\": \"system\", \"lines\": [{\"sku\": \"" + sku + "\", \"quantity\": 1}]}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
+        JsonNode placedOrder = JSON.readTree(response.body());
+        assertThat(placedOrder.get("status").asText()).as("placed, not yet decided").isEqualTo("PENDING");
+        return UUID.fromString(placedOrder.get("id").asText());
+    }
+
+    private static String statusOf(UUID order) throws Exception {
+        return getJson(system.orderService().resolve("/orders/" + order)).get("status").asText();
     }
 
     private static Map<String, Integer> stock() throws Exception {
@@ -156,11 +229,11 @@ class WholeFlowIT {
         }
     }
 
-    /** inventory-service's own count of duplicates, from its metrics endpoint. */
-    private static double duplicatesCounted() throws Exception {
-        String metrics = HTTP.send(HttpRequest.newBuilder(system.inventoryService().resolve("/q/metrics")).build(),
+    /** A service's own count of duplicates its inbox absorbed, from its metrics endpoint. */
+    private static double duplicatesCounted(URI service, String consumer) throws Exception {
+        String metrics = HTTP.send(HttpRequest.newBuilder(service.resolve("/q/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
-        Matcher duplicate = Pattern.compile("inventory_inbox_messages_total\\{outcome=\"duplicate\"} (\\S+)").matcher(metrics);
+        Matcher duplicate = Pattern.compile("inbox_messages_total\\{consumer=\"" + consumer + "\",outcome=\"duplicate\"} (\\S+)").matcher(metrics);
         assertThat(duplicate.find()).as("the duplicate counter in /q/metrics").isTrue();
         return Double.parseDouble(duplicate.group(1));
     }

@@ -2,6 +2,7 @@ package dev.outboxinbox.testing;
 
 import com.rabbitmq.client.ConnectionFactory;
 import java.net.URI;
+import java.util.Map;
 
 /**
  * A RabbitMQ broker the tests may declare on, reached as a user with the administrator tag,
@@ -19,6 +20,16 @@ public record RabbitMqEndpoint(String host, int port, String user, String passwo
         factory.setVirtualHost(virtualHost);
         factory.setAutomaticRecoveryEnabled(false);
         return factory;
+    }
+
+    /**
+     * The settings a consumer built on the inbox library reads ({@code rabbitmq-host}, …), pointing
+     * at this broker and the given virtual host (recreated first, so nothing of an earlier run is left).
+     */
+    public Map<String, String> freshInboxBrokerConfig(String virtualHost) {
+        recreateVirtualHost(virtualHost);
+        return Map.of("rabbitmq-host", host, "rabbitmq-port", String.valueOf(port), "rabbitmq-username", user,
+                "rabbitmq-password", password, "rabbitmq-virtual-host", virtualHost);
     }
 
     /** Deletes and recreates a virtual host, so that queues and messages of earlier runs are gone. */

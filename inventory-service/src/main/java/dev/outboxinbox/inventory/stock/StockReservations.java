@@ -1,9 +1,16 @@
 package dev.outboxinbox.inventory.stock;
 
+import dev.outboxinbox.events.EventJson;
+import dev.outboxinbox.events.InventoryEvent;
+import dev.outboxinbox.events.InventoryRejected;
+import dev.outboxinbox.events.InventoryReserved;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.inventory.InventoryConfig;
-import dev.outboxinbox.inventory.inbox.BatchEffects;
-import dev.outboxinbox.inventory.inbox.InboxMessage;
+import dev.outboxinbox.inbox.BatchEffects;
+import dev.outboxinbox.inbox.DeduplicationGuard;
+import dev.outboxinbox.inbox.InboxMessage;
+import dev.outboxinbox.outbox.EventIds;
+import dev.outboxinbox.outbox.OutboxMessage;
+import dev.outboxinbox.outbox.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -15,6 +22,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -27,8 +35,11 @@ import java.util.UUID;
 import org.hibernate.Session;
 
 /**
- * The business effect of orders: for each, every line reserved, or none and the order rejected.
- * A batch of orders costs six statements, not six per order.
+ * The business effect of orders: for each, every line reserved, or none and the order rejected,
+ * and the decision told back to order-service ({@link InventoryReserved} / {@link InventoryRejected}
+ * in this service's outbox, in the same transaction as the inbox row and the stock). A batch of
+ * orders costs six statements with the inbox's (lock the products, claim each order with its
+ * decision, update the stock, insert the reservations, insert the replies), not six per order.
  *
  * <p>{@code MANDATORY}: it only runs inside the inbox handler's transaction, after the message ids
  * were claimed, so no caller can apply an effect that bypasses deduplication.
@@ -40,15 +51,17 @@ import org.hibernate.Session;
 public class StockReservations implements BatchEffects<OrderCreated> {
 
     private final EntityManager em;
-    /** Only for the fault-injection negative control: see {@link InventoryConfig.Unsafe}. */
+    private final OutboxWriter outbox;
+    /** Off only for the fault-injection negative control ({@code inbox.unsafe.disable-deduplication}). */
     private final boolean guardEffect;
 
-    StockReservations(EntityManager em, InventoryConfig config) {
+    StockReservations(EntityManager em, OutboxWriter outbox, DeduplicationGuard deduplication) {
         this.em = em;
-        this.guardEffect = !config.unsafe().disableDeduplication();
+        this.outbox = outbox;
+        this.guardEffect = deduplication.deduplicating();
     }
 
-    private record Decision(UUID orderId, OrderOutcome.Status status, String reason) {
+    private record Decision(UUID orderId, String messageId, OrderOutcome.Status status, String reason, List<OrderCreated.Line> lines) {
     }
 
     /**
@@ -59,7 +72,21 @@ public class StockReservations implements BatchEffects<OrderCreated> {
     @Override
     @Transactional(Transactional.TxType.MANDATORY)
     public Map<String, String> apply(List<InboxMessage<OrderCreated>> fresh) {
-        return em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh));
+        List<Decision> decisions = new ArrayList<>();
+        Map<String, String> statuses = em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh, decisions));
+        outbox.appendAll(decisions.stream().map(StockReservations::reply).toList());
+        return statuses;
+    }
+
+    /** The decision as order-service learns it: a new event, of inventory, about the order. */
+    private static OutboxMessage reply(Decision decision) {
+        Instant now = Instant.now();
+        UUID eventId = EventIds.next();
+        InventoryEvent event = decision.status() == OrderOutcome.Status.RESERVED
+                ? new InventoryReserved(eventId, decision.orderId(), now)
+                : new InventoryRejected(eventId, decision.orderId(), decision.reason(), now);
+        return new OutboxMessage(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
+                event.schemaVersion(), EventJson.write(event), null, event.occurredAt());
     }
 
     /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */
@@ -73,69 +100,113 @@ public class StockReservations implements BatchEffects<OrderCreated> {
         return new InboxMessage<>(probe.eventId().toString(), OrderCreated.TYPE, probe);
     }
 
-    private Map<String, String> reserve(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
+    private Map<String, String> reserve(Connection connection, List<InboxMessage<OrderCreated>> events, List<Decision> decisions)
+            throws SQLException {
         Map<String, String> statuses = new LinkedHashMap<>();
         if (events.isEmpty()) {
             return statuses;
         }
-        List<InboxMessage<OrderCreated>> owned = claimOrders(connection, events);
-        Map<String, Integer> available = lockProducts(connection, owned);
+        // Only the first message of an order in a batch may decide it.
+        Map<UUID, InboxMessage<OrderCreated>> candidates = new LinkedHashMap<>();
+        events.forEach(event -> candidates.putIfAbsent(event.payload().orderId(), event));
+        Map<String, Integer> stock = lockProducts(connection, candidates.values());
 
+        // Decided in memory, then claimed with the decision itself: one write per order, not two.
+        List<Decision> decided = decide(candidates.values(), stock);
+        Set<UUID> claimed = claimOrders(connection, decided);
+        List<InboxMessage<OrderCreated>> owned = candidates.values().stream()
+                .filter(event -> claimed.contains(event.payload().orderId())).toList();
+        if (owned.size() < candidates.size()) {
+            // Some order was decided before, under another message id: its stock stays free for the
+            // others, so decide the owned ones again from the same locked stock, and correct their rows.
+            List<Decision> redecided = decide(owned, stock);
+            correctDecisions(connection, decided, redecided);
+            decided = redecided;
+        }
         Map<String, Integer> reservedBySku = new TreeMap<>();
         List<Object[]> reservations = new ArrayList<>();
-        List<Decision> decisions = new ArrayList<>();
-        for (InboxMessage<OrderCreated> received : owned) {
-            OrderCreated order = received.payload();
-            String rejection = rejectionReason(order, available);
-            if (rejection == null) {
-                for (OrderCreated.Line line : order.lines()) {
-                    available.merge(line.sku(), -line.quantity(), Integer::sum);
-                    reservedBySku.merge(line.sku(), line.quantity(), Integer::sum);
-                    reservations.add(new Object[] {order.orderId(), line.sku(), line.quantity()});
-                }
-                decisions.add(new Decision(order.orderId(), OrderOutcome.Status.RESERVED, null));
-            } else {
-                decisions.add(new Decision(order.orderId(), OrderOutcome.Status.REJECTED, rejection));
-            }
-            statuses.put(received.messageId(), decisions.get(decisions.size() - 1).status().name());
+        for (Decision decision : decided) {
+            decision.lines().forEach(line -> {
+                reservedBySku.merge(line.sku(), line.quantity(), Integer::sum);
+                reservations.add(new Object[] {decision.orderId(), line.sku(), line.quantity()});
+            });
         }
+        decided.forEach(decision -> statuses.put(decision.messageId(), decision.status().name()));
+        decisions.addAll(decided);
         updateStock(connection, reservedBySku);
         insertReservations(connection, reservations);
-        recordDecisions(connection, decisions);
         return statuses;
     }
 
     /**
-     * The outcome's primary key is the effect's own unique key: a second event for an order
-     * (another message id) finds it taken, and only the first message of an order in a batch owns it.
+     * Every line reserved, or none and the order rejected, in arrival order, from the locked stock
+     * (which is not changed: each call starts from the same snapshot).
      */
-    private List<InboxMessage<OrderCreated>> claimOrders(Connection connection, List<InboxMessage<OrderCreated>> events) throws SQLException {
+    private static List<Decision> decide(Collection<InboxMessage<OrderCreated>> orders, Map<String, Integer> stock) {
+        Map<String, Integer> available = new HashMap<>(stock);
+        List<Decision> decisions = new ArrayList<>(orders.size());
+        for (InboxMessage<OrderCreated> received : orders) {
+            OrderCreated order = received.payload();
+            String rejection = rejectionReason(order, available);
+            if (rejection == null) {
+                order.lines().forEach(line -> available.merge(line.sku(), -line.quantity(), Integer::sum));
+                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.RESERVED, null, order.lines()));
+            } else {
+                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.REJECTED, rejection, List.of()));
+            }
+        }
+        return decisions;
+    }
+
+    /**
+     * The outcome's primary key is the effect's own unique key: a second event for an order
+     * (another message id) finds it taken and decides nothing.
+     */
+    private Set<UUID> claimOrders(Connection connection, List<Decision> decisions) throws SQLException {
         Set<UUID> claimed = new HashSet<>();
         try (PreparedStatement claim = connection.prepareStatement("""
-                INSERT INTO order_outcomes (order_id, status, message_id, decided_at)
-                SELECT order_id, 'REJECTED', message_id, ? FROM unnest(?::uuid[], ?::text[]) AS c(order_id, message_id)
+                INSERT INTO order_outcomes (order_id, status, reason, message_id, decided_at)
+                SELECT order_id, status, reason, message_id, ? FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[])
+                    AS c(order_id, status, reason, message_id)
                 ON CONFLICT (order_id) %s
-                RETURNING order_id""".formatted(guardEffect ? "DO NOTHING" : "DO UPDATE SET message_id = excluded.message_id"))) {
+                RETURNING order_id""".formatted(guardEffect ? "DO NOTHING"
+                : "DO UPDATE SET message_id = excluded.message_id, status = excluded.status, reason = excluded.reason"))) {
             claim.setTimestamp(1, Timestamp.from(Instant.now()));
-            claim.setArray(2, connection.createArrayOf("uuid", events.stream().map(e -> e.payload().orderId()).toArray()));
-            claim.setArray(3, connection.createArrayOf("text", events.stream().map(InboxMessage::messageId).toArray()));
+            claim.setArray(2, connection.createArrayOf("uuid", decisions.stream().map(Decision::orderId).toArray()));
+            claim.setArray(3, connection.createArrayOf("text", decisions.stream().map(d -> d.status().name()).toArray()));
+            claim.setArray(4, connection.createArrayOf("text", decisions.stream().map(Decision::reason).toArray()));
+            claim.setArray(5, connection.createArrayOf("text", decisions.stream().map(Decision::messageId).toArray()));
             try (ResultSet rs = claim.executeQuery()) {
                 while (rs.next()) {
                     claimed.add(rs.getObject(1, UUID.class));
                 }
             }
         }
-        List<InboxMessage<OrderCreated>> owned = new ArrayList<>();
-        for (InboxMessage<OrderCreated> event : events) {
-            if (claimed.remove(event.payload().orderId())) {
-                owned.add(event);
-            }
+        return claimed;
+    }
+
+    /** The rare second pass: the owned orders whose decision changed once the others' claims failed. */
+    private static void correctDecisions(Connection connection, List<Decision> first, List<Decision> second) throws SQLException {
+        Map<UUID, Decision> before = new HashMap<>();
+        first.forEach(d -> before.put(d.orderId(), d));
+        List<Decision> changed = second.stream()
+                .filter(d -> before.get(d.orderId()).status() != d.status()).toList();
+        if (changed.isEmpty()) {
+            return;
         }
-        return owned;
+        try (PreparedStatement update = connection.prepareStatement("""
+                UPDATE order_outcomes o SET status = d.status, reason = d.reason
+                FROM unnest(?::uuid[], ?::text[], ?::text[]) AS d(order_id, status, reason)
+                WHERE o.order_id = d.order_id""")) {
+            update.setArray(1, connection.createArrayOf("uuid", changed.stream().map(Decision::orderId).toArray()));
+            update.setArray(2, connection.createArrayOf("text", changed.stream().map(d -> d.status().name()).toArray()));
+            update.setArray(3, connection.createArrayOf("text", changed.stream().map(Decision::reason).toArray()));
+            update.executeUpdate();
+        }
     }
 
     /** Locks the products in SKU order, so two transactions never wait on each other in a circle. */
-    private Map<String, Integer> lockProducts(Connection connection, List<InboxMessage<OrderCreated>> owned) throws SQLException {
+    private Map<String, Integer> lockProducts(Connection connection, Collection<InboxMessage<OrderCreated>> owned) throws SQLException {
         Set<String> skus = new TreeSet<>();
         owned.forEach(e -> e.payload().lines().forEach(line -> skus.add(line.sku())));
         Map<String, Integer> available = new HashMap<>();
@@ -193,21 +264,6 @@ public class StockReservations implements BatchEffects<OrderCreated> {
             insert.setArray(2, column(connection, "text", reservations, 1));
             insert.setArray(3, column(connection, "int4", reservations, 2));
             insert.executeUpdate();
-        }
-    }
-
-    private static void recordDecisions(Connection connection, List<Decision> decisions) throws SQLException {
-        if (decisions.isEmpty()) {
-            return;
-        }
-        try (PreparedStatement update = connection.prepareStatement("""
-                UPDATE order_outcomes o SET status = d.status, reason = d.reason
-                FROM unnest(?::uuid[], ?::text[], ?::text[]) AS d(order_id, status, reason)
-                WHERE o.order_id = d.order_id""")) {
-            update.setArray(1, connection.createArrayOf("uuid", decisions.stream().map(Decision::orderId).toArray()));
-            update.setArray(2, connection.createArrayOf("text", decisions.stream().map(d -> d.status().name()).toArray()));
-            update.setArray(3, connection.createArrayOf("text", decisions.stream().map(Decision::reason).toArray()));
-            update.executeUpdate();
         }
     }
 

@@ -5,6 +5,8 @@ import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
 import jakarta.persistence.ElementCollection;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
 import jakarta.persistence.FetchType;
 import jakarta.persistence.Id;
 import jakarta.persistence.JoinColumn;
@@ -32,6 +34,17 @@ public class Order extends PanacheEntityBase {
 
     @Column(name = "placed_at", nullable = false)
     public Instant placedAt;
+
+    /** PENDING until inventory's reply; then CONFIRMED or REJECTED, once ({@code InventoryReplies}). */
+    @Enumerated(EnumType.STRING)
+    @Column(nullable = false)
+    public OrderStatus status = OrderStatus.PENDING;
+
+    @Column(name = "status_reason")
+    public String statusReason;
+
+    @Column(name = "decided_at")
+    public Instant decidedAt;
 
     protected Order() {
     }

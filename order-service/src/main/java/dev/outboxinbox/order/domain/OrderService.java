@@ -1,7 +1,11 @@
 package dev.outboxinbox.order.domain;
 
+import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.order.outbox.OutboxWriter;
+import dev.outboxinbox.events.OrderEvent;
+import dev.outboxinbox.outbox.EventIds;
+import dev.outboxinbox.outbox.OutboxMessage;
+import dev.outboxinbox.outbox.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -40,11 +44,18 @@ public class OrderService {
         // PostgreSQL keeps microseconds; truncating here makes the event and the row agree.
         Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
         Order order = new Order(orderId, command.customerId(), command.lines(), now);
-        order.persist();
-        outbox.append(new OrderCreated(UUID.randomUUID(), orderId, command.customerId(),
+        // Flushed first: the outbox writer inserts with JDBC at once, and the order row comes before its event.
+        order.persistAndFlush();
+        outbox.append(outboxMessage(new OrderCreated(EventIds.next(), orderId, command.customerId(),
                 command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity)).toList(), now),
-                command.traceparent());
+                command.traceparent()));
         return new PlacedOrder(OrderView.of(order), false);
+    }
+
+    /** The event as the relay publishes it: to the exchange {@code orders}, routing key its type, message id its id. */
+    private static OutboxMessage outboxMessage(OrderEvent event, Optional<String> traceparent) {
+        return new OutboxMessage(event.eventId(), OrderEvent.AGGREGATE_TYPE, event.orderId().toString(), event.eventType(),
+                event.schemaVersion(), EventJson.write(event), traceparent.orElse(null), event.occurredAt());
     }
 
     @Transactional

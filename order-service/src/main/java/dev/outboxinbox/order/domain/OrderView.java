@@ -1,17 +1,21 @@
 package dev.outboxinbox.order.domain;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
 /** An order as the API shows it: a snapshot taken inside the transaction, never the entity itself. */
-public record OrderView(UUID id, String customerId, List<Line> lines, Instant placedAt) {
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record OrderView(UUID id, String customerId, List<Line> lines, Instant placedAt, OrderStatus status,
+                        String statusReason, Instant decidedAt) {
 
     public record Line(String sku, int quantity) {
     }
 
     static OrderView of(Order order) {
         return new OrderView(order.id, order.customerId,
-                order.lines.stream().map(line -> new Line(line.sku, line.quantity)).toList(), order.placedAt);
+                order.lines.stream().map(line -> new Line(line.sku, line.quantity)).toList(), order.placedAt,
+                order.status, order.statusReason, order.decidedAt);
     }
 }

@@ -1,0 +1,45 @@
+package dev.outboxinbox.inventory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.InboxHeaders;
+import dev.outboxinbox.inbox.rabbitmq.TopologyDeclarer;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The inbox library knows nothing of this system; inventory-service tells it, in application.properties,
+ * what to read. Those settings must be the contract's topology (which deploy/rabbitmq/definitions.json
+ * equals, TopologyDefinitionsTest), or RabbitMQ refuses the library's declarations where compose
+ * declared the queue first, and the library's header names must be the contract's wire names.
+ */
+@InventoryServiceTest
+class InboxWiringTest {
+
+    @Inject
+    InboxConfig inbox;
+
+    @Test
+    void theInboxReadsTheContractsQueueWithItsArguments() {
+        assertThat(inbox.queue()).isEqualTo(Topology.INVENTORY_QUEUE);
+        assertThat(inbox.exchange()).isEqualTo(Topology.ORDERS_EXCHANGE);
+        assertThat(inbox.routingKeys()).containsExactly(Topology.INVENTORY_BINDING);
+        assertThat(inbox.deadLetterExchangeName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_EXCHANGE);
+        assertThat(inbox.deadLetterQueueName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
+        assertThat(inbox.retryExchangeName()).isEqualTo(Topology.INVENTORY_RETRY_EXCHANGE);
+        assertThat(TopologyDeclarer.queueArguments(inbox)).isEqualTo(Topology.inventoryQueueArguments());
+        assertThat(TopologyDeclarer.deadLetterQueueArguments()).isEqualTo(Topology.deadLetterQueueArguments());
+        assertThat(inbox.consumer()).isEqualTo("inventory-service");
+    }
+
+    @Test
+    void theInboxUsesTheContractsHeaderNames() {
+        assertThat(InboxHeaders.SCHEMA_VERSION).isEqualTo(MessageHeaders.SCHEMA_VERSION);
+        assertThat(InboxHeaders.DEAD_LETTER_REASON).isEqualTo(MessageHeaders.DEAD_LETTER_REASON);
+        assertThat(InboxHeaders.ORIGINAL_EXCHANGE).isEqualTo(MessageHeaders.ORIGINAL_EXCHANGE);
+        assertThat(InboxHeaders.ORIGINAL_ROUTING_KEY).isEqualTo(MessageHeaders.ORIGINAL_ROUTING_KEY);
+    }
+}

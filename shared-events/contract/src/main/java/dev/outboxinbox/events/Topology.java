@@ -1,0 +1,102 @@
+package dev.outboxinbox.events;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The RabbitMQ topology, in one place. Who declares what (all declarations are idempotent and
+ * the same arguments everywhere, or RabbitMQ refuses them):
+ * <ul>
+ *   <li>outbox-relay declares the exchange of each aggregate type it publishes to
+ *       ({@value #ORDERS_EXCHANGE} for order-service's outbox, {@value #INVENTORY_EXCHANGE} for
+ *       inventory-service's: durable topics);</li>
+ *   <li>inventory-service declares its queue, the dead-letter exchange and queue, and the binding
+ *       (and the orders exchange it binds to, in case it starts before the relay): a consumer owns
+ *       the queues it reads. The inbox library does it, from the names in inventory's
+ *       {@code inbox.*} settings, which a test keeps equal to this class; order-service does the
+ *       same for its queue of inventory's replies;</li>
+ *   <li>{@code deploy/rabbitmq/definitions.json} declares all of it for docker compose, so the
+ *       relay never publishes into an exchange with no queue bound while inventory starts
+ *       (a test keeps that file equal to this class).</li>
+ * </ul>
+ */
+public final class Topology {
+
+    /** Topic exchange for every order event; the routing key is the event type. */
+    public static final String ORDERS_EXCHANGE = OrderEvent.AGGREGATE_TYPE;
+
+    /** inventory-service's queue of order events: quorum, so it survives a broker node restart with its messages. */
+    public static final String INVENTORY_QUEUE = "inventory.orders";
+    /** What inventory-service binds its queue with. */
+    public static final String INVENTORY_BINDING = OrderCreated.TYPE;
+
+    /** Where inventory-service's messages go when they cannot be processed: a fanout exchange. */
+    public static final String INVENTORY_DEAD_LETTER_EXCHANGE = "inventory.dead-letter";
+    public static final String INVENTORY_DEAD_LETTER_QUEUE = "inventory.orders.dead-letter";
+
+    /**
+     * Where inventory-service sends a dead letter back once its cause is fixed: a fanout exchange
+     * bound to {@value #INVENTORY_QUEUE} alone, so a redelivery reaches this consumer and no other
+     * subscriber of the orders exchange.
+     */
+    public static final String INVENTORY_RETRY_EXCHANGE = "inventory.retry";
+
+    /**
+     * Where outbox-relay parks an event the broker returned as unroutable (no queue bound for its
+     * routing key), with the reason and the original exchange and routing key in its headers. The
+     * relay owns both, declares them on every connection, and republishes from the queue on request.
+     */
+    public static final String RELAY_PARKING_EXCHANGE = "outbox-relay.parked";
+    public static final String RELAY_PARKING_QUEUE = "outbox-relay.parked";
+
+    /** Topic exchange for inventory's replies ({@link InventoryEvent}); the routing key is the event type. */
+    public static final String INVENTORY_EXCHANGE = InventoryEvent.AGGREGATE_TYPE;
+
+    /** order-service's queue of inventory's replies: quorum, dead-lettered like inventory's. */
+    public static final String ORDER_REPLIES_QUEUE = "order.inventory-replies";
+    /** What order-service binds its queue with. */
+    public static final List<String> ORDER_REPLIES_BINDINGS = List.of(InventoryReserved.TYPE, InventoryRejected.TYPE);
+    public static final String ORDER_DEAD_LETTER_EXCHANGE = "order.dead-letter";
+    public static final String ORDER_DEAD_LETTER_QUEUE = "order.inventory-replies.dead-letter";
+    /** Through which a dead reply is sent back to {@value #ORDER_REPLIES_QUEUE} alone. */
+    public static final String ORDER_RETRY_EXCHANGE = "order.retry";
+
+    /**
+     * Deliveries of one message before the broker dead-letters it on its own. The consumer parks
+     * a bad message itself, with a reason, on the first delivery; this limit only catches a
+     * message that kills the consumer every time it is delivered.
+     */
+    public static final int DELIVERY_LIMIT = 10;
+
+    private Topology() {
+    }
+
+    public static Map<String, Object> inventoryQueueArguments() {
+        return Map.of(
+                "x-queue-type", "quorum",
+                "x-delivery-limit", DELIVERY_LIMIT,
+                "x-dead-letter-exchange", INVENTORY_DEAD_LETTER_EXCHANGE,
+                // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
+                "x-dead-letter-strategy", "at-least-once",
+                "x-overflow", "reject-publish");
+    }
+
+    /** The same arguments as inventory's queue, with order-service's dead-letter exchange. */
+    public static Map<String, Object> orderRepliesQueueArguments() {
+        return Map.of(
+                "x-queue-type", "quorum",
+                "x-delivery-limit", DELIVERY_LIMIT,
+                "x-dead-letter-exchange", ORDER_DEAD_LETTER_EXCHANGE,
+                "x-dead-letter-strategy", "at-least-once",
+                "x-overflow", "reject-publish");
+    }
+
+    /** No delivery limit: parked events wait for a person, and a requeue while republishing must not drop them. */
+    public static Map<String, Object> relayParkingQueueArguments() {
+        return Map.of("x-queue-type", "quorum");
+    }
+
+    public static Map<String, Object> deadLetterQueueArguments() {
+        return Map.of("x-queue-type", "quorum");
+    }
+}

@@ -1,0 +1,11 @@
+package dev.outboxinbox.inbox;
+
+/** What the door makes of a message before any transaction: a message to apply, or a reason to park it. */
+public sealed interface Classification {
+
+    record Accepted(InboxMessage<?> message) implements Classification {
+    }
+
+    record Rejected(String reason) implements Classification {
+    }
+}

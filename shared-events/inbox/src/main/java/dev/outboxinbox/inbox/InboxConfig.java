@@ -1,0 +1,143 @@
+package dev.outboxinbox.inbox;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Everything the inbox is told by its service, under {@code inbox.*} (environment {@code INBOX_*}).
+ * Only the queue, the exchange and the routing keys are required; the rest has the defaults that
+ * were measured and chaos-tested with inventory-service.
+ */
+@ConfigMapping(prefix = "inbox")
+public interface InboxConfig {
+
+    /**
+     * The name this consumer's messages are kept under: the inbox key is {@code (consumer, message_id)},
+     * so two consumers sharing a database each take a message into account once. 1–64 characters.
+     * Never rename a running consumer: every message would look new to it.
+     */
+    @WithDefault("${quarkus.application.name}")
+    String consumer();
+
+    /** The queue this consumer reads; declared (quorum) with its dead-lettering on every connection. */
+    String queue();
+
+    /** The exchange the queue is bound to (declared too, in case the consumer starts before the producer). */
+    String exchange();
+
+    /** The exchange's type: {@code topic}, {@code direct}, {@code fanout} or {@code headers}. */
+    @WithDefault("topic")
+    String exchangeType();
+
+    /** What the queue is bound with: the event types this consumer takes. */
+    List<String> routingKeys();
+
+    /** Where a message that cannot be processed is parked with its reason. Default: {@code <queue>.dead-letter}. */
+    Optional<String> deadLetterQueue();
+
+    /** The fanout exchange in front of the dead-letter queue. Default: {@code <queue>.dead-letter}. */
+    Optional<String> deadLetterExchange();
+
+    /**
+     * The fanout exchange bound to this queue alone, through which a dead letter is sent back once
+     * its cause is fixed (so it reaches this consumer and no other subscriber). Default: {@code <queue>.retry}.
+     */
+    Optional<String> retryExchange();
+
+    /**
+     * Deliveries of one message before the broker dead-letters it on its own. The inbox parks a bad
+     * message itself, with a reason, on its first delivery; this limit only catches a message that
+     * kills the consumer every time it is delivered.
+     */
+    @WithDefault("10")
+    int deliveryLimit();
+
+    /**
+     * The most unacked messages the broker hands this consumer at once. Each is acked only after
+     * its batch commits, so prefetch bounds the batch size: with 512, deploy/benchmarks/inventory
+     * measured 5,800–6,200 distinct messages/s here.
+     */
+    @WithDefault("512")
+    int prefetch();
+
+    /** The most messages committed in one transaction. */
+    @WithDefault("100")
+    int maxBatchSize();
+
+    /** A body larger than this is dead-lettered unread. */
+    @WithDefault("65536")
+    int maxMessageBytes();
+
+    /**
+     * First pause after a failed batch; doubles up to {@link #maxBackoff()}. During an outage the
+     * batch is retried at that pace for as long as the outage lasts: nothing is requeued or parked.
+     */
+    @WithDefault("PT0.1S")
+    Duration initialBackoff();
+
+    /** The longest pause between attempts during an outage: also the most time lost after it ends. */
+    @WithDefault("PT5S")
+    Duration maxBackoff();
+
+    /**
+     * Message ids older than this are purged. It must exceed the longest time a message can come
+     * back: broker redelivery, a producer replaying from an old offset, a restore of the dead-letter
+     * queue. A duplicate older than the horizon would be applied again.
+     */
+    @WithDefault("P7D")
+    Duration retention();
+
+    /** How often the purge runs. */
+    @WithDefault("1h")
+    String purgeInterval();
+
+    /** The most rows one purge transaction deletes. */
+    @WithDefault("10000")
+    int purgeBatchSize();
+
+    /**
+     * Whether the inbox creates and migrates its own table at start (Flyway, history table
+     * {@code inbox_schema_history}, scripts in {@code db/inbox}). Off where a DBA runs migrations.
+     */
+    @WithDefault("true")
+    boolean migrateAtStart();
+
+    /**
+     * Whether the service is ready only while it consumes and applies. Right for a service whose job
+     * is consuming (inventory-service); a service that also takes requests that do not need the
+     * broker says false (order-service takes orders while RabbitMQ is down: that is the outbox's
+     * point), and the consumer's state stays in the health check's data.
+     */
+    @WithDefault("true")
+    boolean readyOnlyWhenConsuming();
+
+    /** Switches that break the guarantee on purpose. */
+    Unsafe unsafe();
+
+    interface Unsafe {
+        /**
+         * Applies every delivery, duplicates included: the inbox does not decide. It exists for one
+         * reason: deploy/chaos's negative control, which must see its verifier report duplicate
+         * effects when the consumer is not idempotent ({@code INBOX_UNSAFE_DISABLE_DEDUPLICATION}).
+         * The service refuses to start with it unless the {@code chaos} profile is active
+         * ({@code QUARKUS_PROFILE=prod,chaos}).
+         */
+        @WithDefault("false")
+        boolean disableDeduplication();
+    }
+
+    default String deadLetterQueueName() {
+        return deadLetterQueue().orElse(queue() + ".dead-letter");
+    }
+
+    default String deadLetterExchangeName() {
+        return deadLetterExchange().orElse(queue() + ".dead-letter");
+    }
+
+    default String retryExchangeName() {
+        return retryExchange().orElse(queue() + ".retry");
+    }
+}

@@ -1,0 +1,99 @@
+package dev.outboxinbox.inbox;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counts what the inbox did, for logs, tests and {@code /q/metrics}:
+ * {@code inbox_messages_total{consumer="…",outcome="applied|duplicate|poison"}},
+ * {@code inbox_transient_failures_total} (failed batch attempts), {@code inbox_requeued_total},
+ * {@code inbox_batches_total}, each tagged with the consumer's name.
+ * Counters live as long as the process; the inbox table is the durable record.
+ */
+@ApplicationScoped
+public class InboxMetrics {
+
+    private final AtomicLong applied = new AtomicLong();
+    private final AtomicLong duplicates = new AtomicLong();
+    private final AtomicLong poison = new AtomicLong();
+    private final AtomicLong transientFailures = new AtomicLong();
+    private final AtomicLong batches = new AtomicLong();
+    private final AtomicLong requeued = new AtomicLong();
+
+    @Inject
+    InboxMetrics(MeterRegistry registry, InboxConfig config) {
+        this(registry, config.consumer());
+    }
+
+    InboxMetrics(MeterRegistry registry, String consumer) {
+        messages(registry, consumer, "applied", applied);
+        messages(registry, consumer, "duplicate", duplicates);
+        messages(registry, consumer, "poison", poison);
+        FunctionCounter.builder("inbox.transient.failures", transientFailures, AtomicLong::get).tag("consumer", consumer)
+                .description("Batch attempts that failed and were retried (a deadlock, an outage) or split").register(registry);
+        FunctionCounter.builder("inbox.requeued", requeued, AtomicLong::get).tag("consumer", consumer)
+                .description("Messages handed back to the broker (nack with requeue): each spends one of the queue's"
+                        + " delivery limit on RabbitMQ 3.x, so this stays at zero unless the service stops or fails")
+                .register(registry);
+        FunctionCounter.builder("inbox.batches", batches, AtomicLong::get).tag("consumer", consumer)
+                .description("Inbox transactions committed").register(registry);
+    }
+
+    private static void messages(MeterRegistry registry, String consumer, String outcome, AtomicLong count) {
+        FunctionCounter.builder("inbox.messages", count, AtomicLong::get).tag("consumer", consumer).tag("outcome", outcome)
+                .description("Messages by outcome: applied, duplicate (already in the inbox: acked without effect),"
+                        + " poison (dead-lettered with a reason)")
+                .register(registry);
+    }
+
+    void batchCommitted(List<Outcome> outcomes) {
+        batches.incrementAndGet();
+        for (Outcome outcome : outcomes) {
+            if (outcome instanceof Outcome.Applied) {
+                applied.incrementAndGet();
+            } else if (outcome instanceof Outcome.Duplicate) {
+                duplicates.incrementAndGet();
+            }
+        }
+    }
+
+    public void poisoned() {
+        poison.incrementAndGet();
+    }
+
+    public void requeued() {
+        requeued.incrementAndGet();
+    }
+
+    void transientFailure() {
+        transientFailures.incrementAndGet();
+    }
+
+    public long applied() {
+        return applied.get();
+    }
+
+    public long duplicates() {
+        return duplicates.get();
+    }
+
+    public long poison() {
+        return poison.get();
+    }
+
+    public long transientFailures() {
+        return transientFailures.get();
+    }
+
+    public long requeuedCount() {
+        return requeued.get();
+    }
+
+    public long batches() {
+        return batches.get();
+    }
+}

@@ -1,0 +1,74 @@
+package dev.outboxinbox.inbox;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Checks a message before anything else: the envelope here (size, message id, type, schema
+ * version), the payload in the service's {@link MessageDecoder} (a known type, its schema).
+ * Whatever fails here can never succeed on redelivery, so it is parked at once with the reason,
+ * never retried and never allowed to block the messages behind it.
+ */
+@ApplicationScoped
+public class MessageClassifier {
+
+    /** The inbox column. */
+    static final int MAX_ID_LENGTH = 64;
+
+    private final int maxBytes;
+    private final MessageDecoder<?> decoder;
+
+    @Inject
+    MessageClassifier(InboxConfig config, MessageDecoder<?> decoder) {
+        this(config.maxMessageBytes(), decoder);
+    }
+
+    MessageClassifier(int maxBytes, MessageDecoder<?> decoder) {
+        this.maxBytes = maxBytes;
+        this.decoder = decoder;
+    }
+
+    public Classification classify(String messageId, String type, Map<String, Object> headers, byte[] body) {
+        if (body == null || body.length == 0) {
+            return new Classification.Rejected("empty body");
+        }
+        if (body.length > maxBytes) {
+            return new Classification.Rejected("oversized body: " + body.length + " bytes, the limit is " + maxBytes);
+        }
+        if (messageId == null || messageId.isBlank() || messageId.length() > MAX_ID_LENGTH) {
+            return new Classification.Rejected("no usable message_id: the consumer cannot deduplicate without one");
+        }
+        if (type == null || type.isBlank()) {
+            return new Classification.Rejected("no event type (AMQP property 'type')");
+        }
+        if (type.length() > MAX_ID_LENGTH) {
+            return new Classification.Rejected("event type longer than " + MAX_ID_LENGTH + " characters");
+        }
+        Optional<Integer> version = schemaVersion(headers);
+        if (version.isEmpty()) {
+            return new Classification.Rejected("missing or non-integer header '" + InboxHeaders.SCHEMA_VERSION + "'");
+        }
+        try {
+            return new Classification.Accepted(new InboxMessage<>(messageId, type, decoder.decode(messageId, type, version.get(), body)));
+        } catch (RejectedMessageException e) {
+            return new Classification.Rejected(e.reason());
+        }
+    }
+
+    private static Optional<Integer> schemaVersion(Map<String, Object> headers) {
+        Object value = headers == null ? null : headers.get(InboxHeaders.SCHEMA_VERSION);
+        if (value instanceof Number number) {
+            return Optional.of(number.intValue());
+        }
+        if (value != null) {
+            try {
+                return Optional.of(Integer.parseInt(value.toString()));
+            } catch (NumberFormatException e) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+}

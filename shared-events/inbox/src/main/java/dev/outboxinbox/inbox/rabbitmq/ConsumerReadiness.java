@@ -1,0 +1,45 @@
+package dev.outboxinbox.inbox.rabbitmq;
+
+import dev.outboxinbox.inbox.DeduplicationGuard;
+import dev.outboxinbox.inbox.InboxBatcher;
+import dev.outboxinbox.inbox.InboxConfig;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.Readiness;
+
+/**
+ * Ready only while consuming and applying: connected, topology declared, consumer registered, and
+ * the inbox not held by an outage of the database. With {@code inbox.ready-only-when-consuming=false}
+ * always up, the consumer's state in the data ({@code problem}).
+ */
+@Readiness
+@ApplicationScoped
+class ConsumerReadiness implements HealthCheck {
+
+    private final InboxConsumer consumer;
+    private final InboxBatcher inbox;
+    private final DeduplicationGuard deduplication;
+    private final String queue;
+    private final boolean gates;
+
+    ConsumerReadiness(InboxConsumer consumer, InboxBatcher inbox, DeduplicationGuard deduplication, InboxConfig config) {
+        this.consumer = consumer;
+        this.inbox = inbox;
+        this.deduplication = deduplication;
+        this.queue = config.queue();
+        this.gates = config.readyOnlyWhenConsuming();
+    }
+
+    @Override
+    public HealthCheckResponse call() {
+        String problem = consumer.problem() != null ? consumer.problem() : inbox.problem();
+        return HealthCheckResponse.named("RabbitMQ consumer")
+                .status(problem == null || !gates)
+                .withData("queue", queue)
+                .withData("in flight", consumer.inFlight())
+                .withData("problem", problem == null ? "none" : problem)
+                .withData("deduplication", deduplication.deduplicating() ? "on" : "OFF (UNSAFE: chaos negative control)")
+                .build();
+    }
+}

@@ -1,0 +1,37 @@
+package dev.outboxinbox.inbox.rabbitmq;
+
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The dead-letter queue for people: what is parked and why, and, once the cause is fixed, a way to
+ * send one message ({@code ?messageId=…}) or all of them back (deploy/redeliver-dead-letters).
+ */
+@Path("/dead-letters")
+@Produces(MediaType.APPLICATION_JSON)
+public class DeadLetterResource {
+
+    private final DeadLetterRedelivery redelivery;
+
+    DeadLetterResource(DeadLetterRedelivery redelivery) {
+        this.redelivery = redelivery;
+    }
+
+    @GET
+    public List<DeadLetterRedelivery.DeadLetter> list() throws Exception {
+        return redelivery.list();
+    }
+
+    @POST
+    @Path("/redeliver")
+    public Map<String, List<String>> redeliver(@QueryParam("messageId") String messageId) throws Exception {
+        return Map.of("redelivered", redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank())));
+    }
+}

@@ -1,0 +1,116 @@
+package dev.outboxinbox.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.testing.RealServices;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The library as a new service uses it: a decoder, a per-message handler, {@code inbox.*} settings,
+ * and nothing else (no migration of its own for the inbox, no topology, no transport code). Against
+ * the real PostgreSQL and RabbitMQ: the library declares the queue, creates its table, applies a
+ * message once however often it comes, and dead-letters, with a reason, what can never succeed.
+ */
+@QuarkusTest
+@WithTestResource(GreetingTestResource.class)
+class PerMessageHandlerTest {
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    InboxMetrics metrics;
+
+    @Test
+    void aMessageDeliveredThreeTimesTakesEffectOnce() throws Exception {
+        String id = UUID.randomUUID().toString();
+        long duplicatesBefore = metrics.duplicates();
+        for (int i = 0; i < 3; i++) {
+            publish(id, "Greeted", 1, "hello " + id);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() - duplicatesBefore >= 2);
+        assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'")).isOne();
+        assertThat(count("SELECT count(*) FROM inbox WHERE consumer = 'greeting-consumer' AND message_id = '" + id + "'")).isOne();
+    }
+
+    @Test
+    void aHandlerThatChangesNothingCountsAsADuplicateAndIsStillRemembered() throws Exception {
+        String id = UUID.randomUUID().toString();
+        long duplicatesBefore = metrics.duplicates();
+        publish(id, "Greeted", 1, "no effect");
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
+        assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'")).isZero();
+        assertThat(count("SELECT count(*) FROM inbox WHERE message_id = '" + id + "'")).isOne();
+    }
+
+    @Test
+    void whatCanNeverSucceedIsDeadLetteredWithItsReasonAndTheOthersAreApplied() throws Exception {
+        String poison = UUID.randomUUID().toString();
+        String unknown = UUID.randomUUID().toString();
+        String good = UUID.randomUUID().toString();
+        publish(poison, "Greeted", 1, "poison");
+        publish(unknown, "Waved", 1, "hi");
+        publish(null, "Greeted", 1, "no id");
+        publish(good, "Greeted", 1, "after the bad ones");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + good + "'") == 1);
+        Map<String, String> reasons = new HashMap<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            takeDeadLetters().forEach(d -> reasons.put(String.valueOf(d.getProps().getMessageId()),
+                    String.valueOf(d.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON))));
+            return reasons.keySet().containsAll(List.of(poison, unknown, "null"));
+        });
+        assertThat(reasons.get(poison)).contains("makes its transaction fail while the database takes other writes");
+        assertThat(reasons.get(unknown)).isEqualTo("unknown event type 'Waved'");
+        assertThat(reasons.get("null")).contains("no usable message_id");
+        assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + poison + "'")).isZero();
+    }
+
+    private long count(String sql) throws Exception {
+        try (java.sql.Connection connection = dataSource.getConnection(); ResultSet rs = connection.createStatement().executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static void publish(String messageId, String type, int schemaVersion, String body) throws Exception {
+        try (Connection connection = connection(); Channel channel = connection.createChannel()) {
+            channel.confirmSelect();
+            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(messageId).type(type)
+                    .headers(Map.of(InboxHeaders.SCHEMA_VERSION, schemaVersion)).deliveryMode(2).build();
+            channel.basicPublish("greetings", "Greeted", true, properties, body.getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(10_000);
+        }
+    }
+
+    private static List<GetResponse> takeDeadLetters() throws Exception {
+        List<GetResponse> taken = new ArrayList<>();
+        try (Connection connection = connection(); Channel channel = connection.createChannel()) {
+            for (GetResponse response; (response = channel.basicGet("greetings.inbox-test.dead-letter", true)) != null; ) {
+                taken.add(response);
+            }
+        }
+        return taken;
+    }
+
+    private static Connection connection() throws Exception {
+        return RealServices.rabbitMq().connectionFactory(GreetingTestResource.VHOST).newConnection();
+    }
+}
