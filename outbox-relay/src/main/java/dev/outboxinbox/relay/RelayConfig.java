@@ -53,7 +53,7 @@ public interface RelayConfig {
         @WithDefault("")
         String password();
 
-        /** The replication slot; one per relay deployment. Reset it together with the offsets (see README). */
+        /** The replication slot; one per relay deployment. Reset it together with the offsets (see outbox-relay/README.md). */
         @WithDefault("outbox_relay")
         String slot();
 
