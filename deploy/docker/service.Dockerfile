@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
-# One image per service, built from this repository: docker compose builds it three times with
-# SERVICE=order-service|outbox-relay|inventory-service. The build stage does not depend on SERVICE,
-# so its layers are built once and shared by the three.
+# One image per service, built from this repository: docker compose builds it four times with
+# SERVICE=order-service|outbox-relay|inventory-service (outbox-relay twice: its second instance,
+# outbox-relay-inventory). The build stage does not depend on SERVICE, so its layers are built once
+# and shared by all.
 
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /build
@@ -14,7 +15,7 @@ COPY order-service order-service
 COPY outbox-relay outbox-relay
 COPY inventory-service inventory-service
 # The Maven repository is a BuildKit cache: a rebuild after a code change downloads nothing.
-# sharing=locked: compose builds the three images at once, and two Maven runs must not write one
+# sharing=locked: compose builds the images at once, and two Maven runs must not write one
 # repository together (a half-written artifact in the cache breaks every later build).
 RUN --mount=type=cache,target=/root/.m2,sharing=locked \
     ./mvnw -B -ntp -q -pl order-service,outbox-relay,inventory-service -am package -DskipTests
