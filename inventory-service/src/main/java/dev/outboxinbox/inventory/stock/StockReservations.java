@@ -185,12 +185,12 @@ public class StockReservations implements BatchEffects<OrderCreated> {
         return claimed;
     }
 
-    /** The rare second pass: the owned orders whose decision changed once the others' claims failed. */
+    /** The rare second pass: the owned orders whose decision (status or reason) changed once the others' claims failed. */
     private static void correctDecisions(Connection connection, List<Decision> first, List<Decision> second) throws SQLException {
         Map<UUID, Decision> before = new HashMap<>();
         first.forEach(d -> before.put(d.orderId(), d));
         List<Decision> changed = second.stream()
-                .filter(d -> before.get(d.orderId()).status() != d.status()).toList();
+                .filter(d -> !before.get(d.orderId()).equals(d)).toList();
         if (changed.isEmpty()) {
             return;
         }

@@ -39,13 +39,13 @@ public class InboxHandler implements BatchHandler {
 
     @Inject
     InboxHandler(DataSource dataSource, Instance<BatchEffects<?>> batchEffects, Instance<MessageHandler<?>> messageHandlers,
-            InboxConfig config) {
-        this(dataSource, effects(batchEffects, messageHandlers), config.consumer(), !config.unsafe().disableDeduplication());
+            InboxConfig config, DeduplicationGuard deduplication) {
+        this(dataSource, effects(batchEffects, messageHandlers), config.consumer(), deduplication.deduplicating());
     }
 
     @SuppressWarnings("unchecked")
     InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate) {
-        if (consumer.isBlank() || consumer.length() > 64) {
+        if (consumer.isBlank() || consumer.length() > InboxMessage.MAX_KEY_LENGTH) {
             // The inbox column is varchar(64): a longer name would fail every batch, like an outage that never ends.
             throw new IllegalArgumentException("inbox.consumer must be 1 to 64 characters, not '" + consumer + "'");
         }

@@ -5,4 +5,7 @@ package dev.outboxinbox.inbox;
  * its type (kept in the inbox row) and the payload the business handler reads.
  */
 public record InboxMessage<T>(String messageId, String type, T payload) {
+
+    /** The inbox columns (consumer, message id, type) are varchar(64). */
+    public static final int MAX_KEY_LENGTH = 64;
 }

@@ -14,8 +14,6 @@ import java.util.Optional;
 @ApplicationScoped
 public class MessageClassifier {
 
-    /** The inbox column. */
-    static final int MAX_ID_LENGTH = 64;
 
     private final int maxBytes;
     private final MessageDecoder<?> decoder;
@@ -37,14 +35,14 @@ public class MessageClassifier {
         if (body.length > maxBytes) {
             return new Classification.Rejected("oversized body: " + body.length + " bytes, the limit is " + maxBytes);
         }
-        if (messageId == null || messageId.isBlank() || messageId.length() > MAX_ID_LENGTH) {
+        if (messageId == null || messageId.isBlank() || messageId.length() > InboxMessage.MAX_KEY_LENGTH) {
             return new Classification.Rejected("no usable message_id: the consumer cannot deduplicate without one");
         }
         if (type == null || type.isBlank()) {
             return new Classification.Rejected("no event type (AMQP property 'type')");
         }
-        if (type.length() > MAX_ID_LENGTH) {
-            return new Classification.Rejected("event type longer than " + MAX_ID_LENGTH + " characters");
+        if (type.length() > InboxMessage.MAX_KEY_LENGTH) {
+            return new Classification.Rejected("event type longer than " + InboxMessage.MAX_KEY_LENGTH + " characters");
         }
         Optional<Integer> version = schemaVersion(headers);
         if (version.isEmpty()) {
