@@ -49,9 +49,13 @@ final class DebeziumProperties {
         p.setProperty("tombstones.on.delete", "false");
         // An idle outbox must not pin WAL: the heartbeat writes a WAL record in this database
         // (no table, no write grant needed) and lets the offset, and so the slot, move on.
+        // Transactional (true): a BEGIN/message/COMMIT. After a restart Debezium looks for a COMMIT
+        // past its stored one before it streams again (WalPositionLocator); a non-transactional
+        // message is never one, so a relay restarted on an idle outbox searched, and pinned the WAL,
+        // until the next order (found by deploy/chaos/run --seed 6510).
         p.setProperty("heartbeat.interval.ms", String.valueOf(source.heartbeatIntervalMs()));
         p.setProperty("heartbeat.action.query",
-                "SELECT pg_logical_emit_message(false, '" + HEARTBEAT_MESSAGE_PREFIX + "', now()::text)");
+                "SELECT pg_logical_emit_message(true, '" + HEARTBEAT_MESSAGE_PREFIX + "', now()::text)");
         // The heartbeat's own logical message moves the position; it is not an event to publish.
         p.setProperty("message.prefix.exclude.list", HEARTBEAT_MESSAGE_PREFIX);
         p.setProperty("poll.interval.ms", String.valueOf(source.pollIntervalMs()));

@@ -159,6 +159,16 @@ final class RelayFixture {
         }
     }
 
+    /** Where the WAL ends now. */
+    static String currentWalPosition() {
+        try (Connection c = postgres().connect(SOURCE_DB); var rs = c.createStatement().executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Whether the relay's slot has confirmed the WAL up to this position. */
     static boolean slotConfirmedPast(String walPosition) {
         try (Connection c = postgres().connect(SOURCE_DB);

@@ -55,6 +55,35 @@ class RelayProcessIT {
         assertThat(new HashSet<>(run.queue().messageIds())).containsExactlyInAnyOrderElementsOf(run.expected());
     }
 
+    /**
+     * The relay is killed after its last event and restarted on an outbox nobody writes to: it must
+     * find its place in the WAL from heartbeats alone and let the slot move on. Debezium resumes at
+     * the first COMMIT past its stored one; with a non-transactional heartbeat there was none, and a
+     * relay restarted after a PostgreSQL restart searched, pinning the WAL, until the next order
+     * (deploy/chaos/run --seed 6510). This test did not catch that timing on the old heartbeat; the
+     * chaos seed did: it guards the idle restart, the seed the fix.
+     */
+    @Test
+    void aRelayRestartedOnAnIdleOutboxResumesAndLetsItsSlotMoveOn() throws Exception {
+        QueueProbe queue = QueueProbe.bindOrders("relay-it.idle");
+        String log = "relay-it-idle.log";
+        config.put("relay.source.heartbeat-interval-ms", "1000");
+        ServiceProcess relay = RelayProcess.start(config, log);
+        relay.awaitReady(Duration.ofSeconds(60));
+        List<String> expected = RelayFixture.insertOrderCreated(10, null);
+        awaitAllDelivered(queue, expected);
+        relay.kill();
+        String walAfterStop = RelayFixture.currentWalPosition();
+
+        ServiceProcess restarted = RelayProcess.start(config, log);
+        try {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
+                    .until(() -> RelayFixture.slotConfirmedPast(walAfterStop));
+        } finally {
+            restarted.stopGracefully();
+        }
+    }
+
     private interface Interruption {
         void apply(ServiceProcess relay) throws Exception;
     }
