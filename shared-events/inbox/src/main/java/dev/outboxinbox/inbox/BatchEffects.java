@@ -8,7 +8,7 @@ import java.util.Map;
  * group commit, so a batch can cost a handful of statements instead of a handful per message).
  * The inbox calls it inside its transaction, after it claimed the message ids, with only the
  * messages that are new to this consumer, so an implementation never deduplicates by message id.
- * A service has either this or a {@link MessageHandler}.
+ * A service has either this or an {@code @Incoming @Inbox} method on a channel of the inbox connector.
  *
  * @param <T> the payload type the {@link MessageDecoder} makes
  */

@@ -35,10 +35,12 @@ import java.util.concurrent.TimeUnit;
  * A deadlock or a serialization failure is retried a few times first: those pass on their own.
  */
 @ApplicationScoped
-public class InboxBatcher {
+public class InboxBatcher implements InboxSink {
 
     /** Retries of a transient failure (deadlock, serialization) before the probe is asked whose fault it is. */
-    private static final int RETRIES_BEFORE_PROBING = 3;
+    static final int RETRIES_BEFORE_PROBING = 3;
+    /** The reason a message is dead-lettered under when it fails alone while the database takes other writes. */
+    static final String POISON = "the message makes its transaction fail while the database takes other writes: ";
 
     private record Pending(InboxMessage<?> event, CompletableFuture<Outcome> outcome) {
     }
@@ -79,14 +81,14 @@ public class InboxBatcher {
                 metrics.applied(), metrics.duplicates(), metrics.poison(), metrics.batches());
     }
 
-    /** @return the message's outcome, completed after its transaction committed (or failed for good) */
+    @Override
     public CompletableFuture<Outcome> submit(InboxMessage<?> event) {
         CompletableFuture<Outcome> outcome = new CompletableFuture<>();
         queue.add(new Pending(event, outcome));
         return outcome;
     }
 
-    /** null while messages are being applied; else why they are not (an outage, held until it passes). */
+    @Override
     public String problem() {
         return problem;
     }
@@ -182,7 +184,7 @@ public class InboxBatcher {
             apply(new ArrayList<>(batch.subList(half, batch.size())));
             return;
         }
-        String poison = "the message makes its transaction fail while the database takes other writes: " + reason;
+        String poison = POISON + reason;
         Log.errorf("Message %s is poison: %s", batch.get(0).event().messageId(), poison);
         batch.get(0).outcome().complete(new Outcome.Poison(poison));
     }
@@ -198,6 +200,10 @@ public class InboxBatcher {
     }
 
     private Duration backoff(int attempt) {
+        return backoff(attempt, initialBackoff, maxBackoff);
+    }
+
+    static Duration backoff(int attempt, Duration initialBackoff, Duration maxBackoff) {
         Duration next = initialBackoff.multipliedBy(1L << Math.min(attempt, 16));
         return next.compareTo(maxBackoff) > 0 ? maxBackoff : next;
     }
@@ -238,7 +244,7 @@ public class InboxBatcher {
         return t.getCause() == t ? null : firstSqlException(t.getCause(), depth + 1);
     }
 
-    private static String rootMessage(Throwable e) {
+    static String rootMessage(Throwable e) {
         SQLException sql = firstSqlException(e, 0);
         if (sql != null && sql.getMessage() != null) {
             return sql.getMessage().lines().findFirst().orElse("") + " (SQLSTATE " + sql.getSQLState() + ")";

@@ -11,7 +11,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,7 +21,8 @@ import javax.sql.DataSource;
  * Where the idempotency lives. In one transaction: insert the batch's message ids into the inbox
  * first — the primary key {@code (consumer, message_id)} decides, and only the ids the insert really
  * added are new — then apply the effect of the new ones, and only theirs (the business: its
- * {@link MessageHandler}, or its {@link BatchEffects}). Commit, and only then does the transport ack.
+ * {@code @Inbox} method, one message a transaction, or its {@link BatchEffects}, a batch a
+ * transaction). Commit, and only then does the transport ack.
  *
  * <p>Two consumers racing on one message: the second INSERT waits on the first transaction's
  * uncommitted key; if that commits, the second sees the conflict and does nothing; if it rolls
@@ -38,11 +38,12 @@ public class InboxHandler implements BatchHandler {
     private final boolean deduplicate;
 
     @Inject
-    InboxHandler(DataSource dataSource, Instance<BatchEffects<?>> batchEffects, Instance<MessageHandler<?>> messageHandlers,
-            InboxConfig config, DeduplicationGuard deduplication) {
-        this(dataSource, effects(batchEffects, messageHandlers), config.consumer(), deduplication.deduplicating());
+    InboxHandler(DataSource dataSource, Instance<BatchEffects<?>> batchEffects, InboxConfig config,
+            DeduplicationGuard deduplication) {
+        this(dataSource, batchEffects(batchEffects), config.consumer(), deduplication.deduplicating());
     }
 
+    /** @param effects the service's {@link BatchEffects}, or null where an {@code @Inbox} method applies the messages */
     @SuppressWarnings("unchecked")
     InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate) {
         if (consumer.isBlank() || consumer.length() > InboxMessage.MAX_KEY_LENGTH) {
@@ -57,30 +58,16 @@ public class InboxHandler implements BatchHandler {
         this.deduplicate = deduplicate;
     }
 
-    /** The service's one handler: a {@link MessageHandler} (the default) or {@link BatchEffects} (the opt-in). */
-    private static BatchEffects<?> effects(Instance<BatchEffects<?>> batchEffects, Instance<MessageHandler<?>> messageHandlers) {
-        int found = (batchEffects.isResolvable() ? 1 : 0) + (messageHandlers.isResolvable() ? 1 : 0);
-        if (found != 1 || batchEffects.isAmbiguous() || messageHandlers.isAmbiguous()) {
-            throw new IllegalStateException("the inbox needs exactly one bean implementing MessageHandler or BatchEffects;"
-                    + " found " + batchEffects.stream().count() + " BatchEffects and " + messageHandlers.stream().count()
-                    + " MessageHandler");
+    private static BatchEffects<?> batchEffects(Instance<BatchEffects<?>> batchEffects) {
+        if (batchEffects.isAmbiguous()) {
+            throw new IllegalStateException("the inbox takes one BatchEffects bean; found " + batchEffects.stream().count());
         }
-        return batchEffects.isResolvable() ? batchEffects.get() : new OneAtATime<>(messageHandlers.get());
+        return batchEffects.isResolvable() ? batchEffects.get() : null;
     }
 
-    /** A per-message handler called once per new message of the batch, in the batch's transaction. */
-    private record OneAtATime<T>(MessageHandler<T> handler) implements BatchEffects<T> {
-        @Override
-        public Map<String, String> apply(List<InboxMessage<T>> fresh) {
-            Map<String, String> applied = new LinkedHashMap<>();
-            for (InboxMessage<T> message : fresh) {
-                String result = handler.handle(message);
-                if (result != null) {
-                    applied.put(message.messageId(), result);
-                }
-            }
-            return applied;
-        }
+    /** Whether the service applies messages a batch at a time ({@link BatchEffects}) rather than with an {@code @Inbox} method. */
+    public boolean appliesBatches() {
+        return effects != null;
     }
 
     /** The name this consumer's messages are kept under in the inbox. */
@@ -91,6 +78,9 @@ public class InboxHandler implements BatchHandler {
     @Override
     @Transactional
     public List<Outcome> handle(List<InboxMessage<?>> batch) {
+        if (effects == null) {
+            throw new IllegalStateException("no BatchEffects bean: this service's messages go through its @Inbox method");
+        }
         Set<String> claimed = claim(batch);
         List<InboxMessage<Object>> fresh = new ArrayList<>();
         for (InboxMessage<?> received : batch) {
@@ -121,7 +111,7 @@ public class InboxHandler implements BatchHandler {
     public void probe() {
         try {
             QuarkusTransaction.requiringNew().run(() -> {
-                InboxMessage<Object> probe = effects.probe();
+                InboxMessage<Object> probe = effects == null ? null : effects.probe();
                 if (probe != null) {
                     handle(List.of(probe));
                 } else {
@@ -145,6 +135,15 @@ public class InboxHandler implements BatchHandler {
         ProbeSucceeded() {
             super("probe succeeded; rolled back on purpose", null, false, false);
         }
+    }
+
+    /**
+     * Claims one message in the caller's transaction (the {@link Inbox} interceptor's).
+     *
+     * @return whether the message is new to this consumer
+     */
+    boolean claim(String messageId, String type) {
+        return !claim(List.of(new InboxMessage<>(messageId, type, null))).isEmpty();
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.outboxinbox.inbox;
 
+import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,9 +11,9 @@ import javax.sql.DataSource;
 
 /**
  * The whole business code of a consumer built on the library, as a service author writes it: a
- * decoder for its one event type and a per-message handler. A greeting that says "poison" makes its
+ * decoder for its one event type and an {@code @Incoming @Inbox} method. A greeting that says "poison" makes its
  * transaction fail every time (the library must park it and apply the others); "no effect" changes
- * nothing (the business already had it).
+ * nothing (the business already had it); "refused:…" is one the business says it can never apply.
  */
 final class GreetingConsumer {
 
@@ -30,7 +32,7 @@ final class GreetingConsumer {
     }
 
     @ApplicationScoped
-    static class Greetings implements MessageHandler<String> {
+    static class Greetings {
 
         private final DataSource dataSource;
 
@@ -38,18 +40,23 @@ final class GreetingConsumer {
             this.dataSource = dataSource;
         }
 
-        @Override
-        public String handle(InboxMessage<String> message) {
-            if (message.payload().equals("no effect")) {
-                return null;
+        @Incoming("greetings")
+        @Blocking
+        @Inbox
+        void greet(String text, InboxMetadata inbox) throws RejectedMessageException {
+            if (text.startsWith("refused:")) {
+                throw new RejectedMessageException("greeting refused by the business: " + text.substring(8));
+            }
+            if (text.equals("no effect")) {
+                inbox.changedNothing();
+                return;
             }
             try (Connection connection = dataSource.getConnection();
                  PreparedStatement insert = connection.prepareStatement("INSERT INTO greetings (message_id, text) VALUES (?, ?)")) {
-                insert.setString(1, message.messageId());
+                insert.setString(1, inbox.messageId());
                 // "poison" breaks the NOT NULL column: a failure of this message alone, on every attempt.
-                insert.setString(2, message.payload().equals("poison") ? null : message.payload());
+                insert.setString(2, text.equals("poison") ? null : text);
                 insert.executeUpdate();
-                return "GREETED";
             } catch (SQLException e) {
                 throw new IllegalStateException(e);
             }

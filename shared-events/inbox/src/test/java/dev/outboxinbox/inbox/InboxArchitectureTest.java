@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The inbox is a library any consumer uses as it is: it must not know the business it serves nor
  * the events of this system. The business plugs in through {@link MessageDecoder} and
- * {@link MessageHandler} (or {@link BatchEffects}); the payload stays a type parameter. (Its pom
+ * {@code @Inbox} method (or {@link BatchEffects}); the payload stays a type parameter. (Its pom
  * does not depend on the contract either; this rule also holds if someone adds that dependency.)
  */
 class InboxArchitectureTest {

@@ -1,7 +1,6 @@
 package dev.outboxinbox.inbox.rabbitmq;
 
 import dev.outboxinbox.inbox.DeduplicationGuard;
-import dev.outboxinbox.inbox.InboxBatcher;
 import dev.outboxinbox.inbox.InboxConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.health.HealthCheck;
@@ -18,14 +17,12 @@ import org.eclipse.microprofile.health.Readiness;
 class ConsumerReadiness implements HealthCheck {
 
     private final InboxConsumer consumer;
-    private final InboxBatcher inbox;
     private final DeduplicationGuard deduplication;
     private final String queue;
     private final boolean gates;
 
-    ConsumerReadiness(InboxConsumer consumer, InboxBatcher inbox, DeduplicationGuard deduplication, InboxConfig config) {
+    ConsumerReadiness(InboxConsumer consumer, DeduplicationGuard deduplication, InboxConfig config) {
         this.consumer = consumer;
-        this.inbox = inbox;
         this.deduplication = deduplication;
         this.queue = config.queue();
         this.gates = config.readyOnlyWhenConsuming();
@@ -33,7 +30,7 @@ class ConsumerReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        String problem = consumer.problem() != null ? consumer.problem() : inbox.problem();
+        String problem = consumer.problem() != null ? consumer.problem() : consumer.inboxProblem();
         return HealthCheckResponse.named("RabbitMQ consumer")
                 .status(problem == null || !gates)
                 .withData("queue", queue)

@@ -9,7 +9,9 @@ import com.rabbitmq.client.ShutdownSignalException;
 import dev.outboxinbox.inbox.Classification;
 import dev.outboxinbox.inbox.InboxBatcher;
 import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.InboxHandler;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.InboxSink;
 import dev.outboxinbox.inbox.MessageClassifier;
 import dev.outboxinbox.inbox.Outcome;
 import io.quarkus.logging.Log;
@@ -28,13 +30,16 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * The transport, and the only class that touches acknowledgements:
  * <ul>
  *   <li>a message that fails the contract is dead-lettered with the reason, then acked;</li>
- *   <li>a valid one goes to the inbox, and is acked only after the transaction that recorded it
- *       committed — whether it took effect now or was a duplicate;</li>
+ *   <li>a valid one goes to the inbox — the group-commit batcher for a service with
+ *       {@link dev.outboxinbox.inbox.BatchEffects}, or the SmallRye channel of {@link InboxConnector}
+ *       for one with an {@code @Incoming @Inbox} method — and is acked only after the transaction
+ *       that recorded it committed, whether it took effect now or was a duplicate;</li>
  *   <li>one that could not be recorded for a transient reason is nacked back to the queue.</li>
  * </ul>
  *
@@ -55,7 +60,8 @@ public class InboxConsumer {
     private static final int PARK_ATTEMPTS = 8;
 
     private final MessageClassifier classifier;
-    private final InboxBatcher inbox;
+    private final InboxBatcher batcher;
+    private final InboxHandler handler;
     private final InboxMetrics metrics;
     private final BrokerSettings broker;
     private final InboxConfig config;
@@ -64,19 +70,46 @@ public class InboxConsumer {
     private final AtomicReference<String> problem = new AtomicReference<>("not connected yet");
     private final CountDownLatch stopping = new CountDownLatch(1);
     private volatile Session session;
-    private Thread supervisor;
+    private volatile InboxSink inbox;
+    private volatile Thread supervisor;
 
-    InboxConsumer(MessageClassifier classifier, InboxBatcher inbox, InboxMetrics metrics, BrokerSettings broker,
-                  InboxConfig config) {
+    InboxConsumer(MessageClassifier classifier, InboxBatcher batcher, InboxHandler handler, InboxMetrics metrics,
+                  BrokerSettings broker, InboxConfig config) {
         this.classifier = classifier;
-        this.inbox = inbox;
+        this.batcher = batcher;
+        this.handler = handler;
         this.metrics = metrics;
         this.broker = broker;
         this.config = config;
         this.prefetch = config.prefetch();
     }
 
+    /**
+     * A service applies its messages one way: a channel bound to {@link InboxConnector} (which starts
+     * this consumer once SmallRye subscribed to it), or a {@code BatchEffects} bean (started here).
+     */
     void start(@Observes StartupEvent event) {
+        boolean channel = InboxConnector.bound(ConfigProvider.getConfig());
+        if (channel && handler.appliesBatches()) {
+            throw new IllegalStateException("both a BatchEffects bean and a channel bound to " + InboxConnector.NAME
+                    + ": a service applies its messages one way");
+        }
+        if (!channel && !handler.appliesBatches()) {
+            throw new IllegalStateException("nothing applies this service's messages: bind a channel to "
+                    + InboxConnector.NAME + " (mp.messaging.incoming.<channel>.connector) and handle it with an"
+                    + " @Incoming @Blocking @Inbox method, or implement BatchEffects");
+        }
+        if (!channel) {
+            begin(batcher);
+        }
+    }
+
+    /** Starts consuming into {@code sink}; once per process. */
+    synchronized void begin(InboxSink sink) {
+        if (inbox != null) {
+            throw new IllegalStateException("the inbox consumer was started already");
+        }
+        inbox = sink;
         supervisor = new Thread(this::supervise, "rabbitmq-consumer-supervisor");
         supervisor.start();
     }
@@ -95,8 +128,11 @@ public class InboxConsumer {
             Log.warnf("%d messages still in hand at shutdown; the broker will redeliver them", inFlight.get());
         }
         stopping.countDown();
-        supervisor.interrupt();
-        supervisor.join(10_000);
+        Thread running = supervisor;
+        if (running != null) {
+            running.interrupt();
+            running.join(10_000);
+        }
     }
 
     /** null when consuming; else why not. */
@@ -106,6 +142,12 @@ public class InboxConsumer {
 
     public int inFlight() {
         return inFlight.get();
+    }
+
+    /** null while the inbox applies messages; else why not (an outage of the database, or not started). */
+    String inboxProblem() {
+        InboxSink current = inbox;
+        return current == null ? "not consuming yet: no subscriber on the inbox channel" : current.problem();
     }
 
     private void supervise() {

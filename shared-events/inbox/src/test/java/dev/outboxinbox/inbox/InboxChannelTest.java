@@ -23,14 +23,16 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The library as a new service uses it: a decoder, a per-message handler, {@code inbox.*} settings,
- * and nothing else (no migration of its own for the inbox, no topology, no transport code). Against
- * the real PostgreSQL and RabbitMQ: the library declares the queue, creates its table, applies a
- * message once however often it comes, and dead-letters, with a reason, what can never succeed.
+ * The library as a new service uses it: a decoder, an {@code @Incoming @Blocking @Inbox} method on a
+ * channel of the library's connector, {@code inbox.*} settings, and nothing else (no migration of
+ * its own for the inbox, no topology, no transport code). Against the real PostgreSQL and RabbitMQ:
+ * the library declares the queue, creates its table, applies a message once however often it
+ * comes, dead-letters, with a reason, what can never succeed, and holds a message through an outage
+ * of the database without parking it.
  */
 @QuarkusTest
 @WithTestResource(GreetingTestResource.class)
-class PerMessageHandlerTest {
+class InboxChannelTest {
 
     @Inject
     DataSource dataSource;
@@ -71,16 +73,59 @@ class PerMessageHandlerTest {
         publish(good, "Greeted", 1, "after the bad ones");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + good + "'") == 1);
-        Map<String, String> reasons = new HashMap<>();
-        await().atMost(Duration.ofSeconds(30)).until(() -> {
-            takeDeadLetters().forEach(d -> reasons.put(String.valueOf(d.getProps().getMessageId()),
-                    String.valueOf(d.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON))));
-            return reasons.keySet().containsAll(List.of(poison, unknown, "null"));
-        });
+        Map<String, String> reasons = awaitDeadLetters(poison, unknown, "null");
         assertThat(reasons.get(poison)).contains("makes its transaction fail while the database takes other writes");
         assertThat(reasons.get(unknown)).isEqualTo("unknown event type 'Waved'");
         assertThat(reasons.get("null")).contains("no usable message_id");
         assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + poison + "'")).isZero();
+    }
+
+    @Test
+    void aMessageTheBusinessRefusesIsDeadLetteredAtOnceWithItsReason() throws Exception {
+        String refused = UUID.randomUUID().toString();
+        long transientBefore = metrics.transientFailures();
+        publish(refused, "Greeted", 1, "refused:not today");
+
+        Map<String, String> reasons = awaitDeadLetters(refused);
+        assertThat(reasons.get(refused)).isEqualTo("greeting refused by the business: not today");
+        assertThat(metrics.transientFailures()).as("no retry, no probe: the business said never").isEqualTo(transientBefore);
+        assertThat(count("SELECT count(*) FROM inbox WHERE message_id = '" + refused + "'"))
+                .as("rolled back with the method: the inbox row too").isZero();
+    }
+
+    @Test
+    void aMessageDuringAnOutageIsHeldNotParkedAndAppliedOnceTheDatabaseTakesWritesAgain() throws Exception {
+        String id = UUID.randomUUID().toString();
+        long transientBefore = metrics.transientFailures();
+        long poisonBefore = metrics.poison();
+        // The inbox table gone: every write of this consumer fails, the probe's too. An outage, no message's fault.
+        execute("ALTER TABLE inbox RENAME TO inbox_away");
+        try {
+            publish(id, "Greeted", 1, "through the outage");
+            await().atMost(Duration.ofSeconds(30)).until(() -> metrics.transientFailures() - transientBefore >= 3);
+        } finally {
+            execute("ALTER TABLE inbox_away RENAME TO inbox");
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
+        assertThat(metrics.poison()).as("nothing parked for an outage").isEqualTo(poisonBefore);
+        assertThat(takeDeadLetters()).extracting(d -> d.getProps().getMessageId()).doesNotContain(id);
+    }
+
+    /** Takes dead letters until these message ids ("null" for none) are among them. @return reason by message id */
+    private static Map<String, String> awaitDeadLetters(String... messageIds) {
+        Map<String, String> reasons = new HashMap<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            takeDeadLetters().forEach(d -> reasons.put(String.valueOf(d.getProps().getMessageId()),
+                    String.valueOf(d.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON))));
+            return reasons.keySet().containsAll(List.of(messageIds));
+        });
+        return reasons;
+    }
+
+    private void execute(String sql) throws Exception {
+        try (java.sql.Connection connection = dataSource.getConnection()) {
+            connection.createStatement().execute(sql);
+        }
     }
 
     private long count(String sql) throws Exception {

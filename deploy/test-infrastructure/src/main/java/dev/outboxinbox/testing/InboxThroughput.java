@@ -1,0 +1,184 @@
+package dev.outboxinbox.testing;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import java.io.File;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * How the consumer benchmarks (InventoryBenchmark, ReplyBenchmark) measure a packaged service's
+ * inbox: the messages are published while a SHARE lock on the inbox table holds every inbox insert
+ * back (so they wait in the queue and the warm service takes none in), the lock is released, and
+ * the time until the messages are in the inbox is measured. The service is measured alone on the
+ * CPU, not racing the publisher.
+ */
+public final class InboxThroughput {
+
+    /** One message to publish: where, and what. */
+    public record Outgoing(String exchange, String routingKey, AMQP.BasicProperties properties, byte[] body) {
+    }
+
+    /** One measured round. */
+    public record Round(double seconds, double rate, double publishRate) {
+    }
+
+    private final PostgresEndpoint pg;
+    private final String database;
+    private final Channel channel;
+
+    /** @param channel a channel of the benchmark's own, in confirm mode */
+    InboxThroughput(PostgresEndpoint pg, String database, Channel channel) {
+        this.pg = pg;
+        this.database = database;
+        this.channel = channel;
+    }
+
+    /** The packaged service's environment: this database and virtual host on the real servers, as their superusers. */
+    static Map<String, String> environment(PostgresEndpoint pg, String database, String virtualHost) {
+        RabbitMqEndpoint broker = RealServices.rabbitMq();
+        return Map.of(
+                "QUARKUS_DATASOURCE_JDBC_URL", pg.jdbcUrl(database),
+                "QUARKUS_DATASOURCE_USERNAME", pg.user(),
+                "QUARKUS_DATASOURCE_PASSWORD", pg.password(),
+                "RABBITMQ_HOST", broker.host(),
+                "RABBITMQ_PORT", String.valueOf(broker.port()),
+                "RABBITMQ_USERNAME", broker.user(),
+                "RABBITMQ_PASSWORD", broker.password(),
+                "RABBITMQ_VIRTUAL_HOST", virtualHost);
+    }
+
+    /** Makes {@code count} new messages (and whatever state they need, written first to the service's database). */
+    @FunctionalInterface
+    public interface Messages {
+        List<Outgoing> make(PostgresEndpoint pg, String database, int count) throws Exception;
+    }
+
+    /**
+     * The whole benchmark of the packaged service in {@code target/quarkus-app}: a fresh database and
+     * virtual host, the service started on them, {@code setupSql} run once it is ready, then
+     * {@link #report} with {@code -Devents} messages (default 10,000).
+     */
+    public static void benchmark(String database, String virtualHost, String what, Messages messages, String... setupSql)
+            throws Exception {
+        int count = Integer.parseInt(System.getProperty("events", "10000"));
+        PostgresEndpoint pg = RealServices.postgres();
+        pg.recreateDatabase(database);
+        RealServices.rabbitMq().recreateVirtualHost(virtualHost);
+        ServiceProcess service = ServiceProcess.start(Path.of("target", "quarkus-app"), environment(pg, database, virtualHost),
+                new File("target", database + ".log")).awaitReady(Duration.ofSeconds(60));
+        try (com.rabbitmq.client.Connection connection = RealServices.rabbitMq().connectionFactory(virtualHost).newConnection();
+             Channel channel = connection.createChannel()) {
+            if (setupSql.length > 0) {
+                pg.execute(database, setupSql);
+            }
+            channel.confirmSelect();
+            new InboxThroughput(pg, database, channel).report(what, messages, count);
+        } finally {
+            service.stopGracefully();
+        }
+    }
+
+    /**
+     * The benchmark: a warm-up round, a round of {@code count} distinct messages, then the same again
+     * as duplicates, each printed as messages/s.
+     */
+    public void report(String what, Messages messages, int count) throws Exception {
+        List<Outgoing> warmUp = messages.make(pg, database, count);
+        System.out.printf("warm-up: %,.0f distinct messages/s%n", distinct(warmUp, lastId(warmUp)).rate());
+        List<Outgoing> sent = messages.make(pg, database, count);
+        Round distinct = distinct(sent, lastId(sent));
+        System.out.printf("distinct: %,d %s applied in %.2f s = %,.0f messages/s (published at %,.0f/s)%n",
+                count, what, distinct.seconds(), distinct.rate(), distinct.publishRate());
+        Round duplicates = duplicates(sent, messages.make(pg, database, 1).get(0));
+        System.out.printf("duplicates: %,d redelivered %s absorbed in %.2f s = %,.0f messages/s (published at %,.0f/s)%n",
+                count, what, duplicates.seconds(), duplicates.rate(), duplicates.publishRate());
+    }
+
+    private static String lastId(List<Outgoing> messages) {
+        return messages.get(messages.size() - 1).properties().getMessageId();
+    }
+
+    /** Publishes {@code messages} held back, and measures until the inbox holds {@code expectNew} more rows and {@code last}. */
+    public Round distinct(List<Outgoing> messages, String last) throws Exception {
+        long before = inboxRows();
+        Released released = publishHeldBack(messages);
+        // An index lookup for the last message while they flow (a count would scan the table under
+        // the service's feet), then the count once, to be exact.
+        awaitInInbox(last);
+        while (inboxRows() < before + messages.size()) {
+            LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+        }
+        double seconds = (System.nanoTime() - released.at()) / 1e9;
+        return new Round(seconds, messages.size() / seconds, released.publishRate());
+    }
+
+    /**
+     * Publishes {@code duplicates} then {@code sentinel}, held back, and measures until the sentinel
+     * is in the inbox: the time to absorb the duplicates in front of it.
+     */
+    public Round duplicates(List<Outgoing> duplicates, Outgoing sentinel) throws Exception {
+        List<Outgoing> all = new ArrayList<>(duplicates);
+        all.add(sentinel);
+        Released released = publishHeldBack(all);
+        awaitInInbox(sentinel.properties().getMessageId());
+        double seconds = (System.nanoTime() - released.at()) / 1e9;
+        return new Round(seconds, duplicates.size() / seconds, released.publishRate());
+    }
+
+    private record Released(long at, double publishRate) {
+    }
+
+    private Released publishHeldBack(List<Outgoing> messages) throws Exception {
+        try (Connection lock = pg.connect(database)) {
+            lock.setAutoCommit(false);
+            lock.createStatement().execute("LOCK TABLE inbox IN SHARE MODE");
+            double publishRate = publish(messages, System.nanoTime());
+            lock.commit();
+            return new Released(System.nanoTime(), publishRate);
+        }
+    }
+
+    /** Publishes with confirms in windows of 500, as the relay does. @return messages/s published */
+    private double publish(List<Outgoing> messages, long start) throws Exception {
+        int sinceConfirm = 0;
+        for (Outgoing message : messages) {
+            channel.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+            if (++sinceConfirm == 500) {
+                channel.waitForConfirmsOrDie(30_000);
+                sinceConfirm = 0;
+            }
+        }
+        channel.waitForConfirmsOrDie(30_000);
+        return messages.size() / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private void awaitInInbox(String messageId) throws Exception {
+        while (!inInbox(messageId)) {
+            LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+        }
+    }
+
+    private long inboxRows() throws Exception {
+        try (Connection c = pg.connect(database); ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM inbox")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private boolean inInbox(String messageId) throws Exception {
+        try (Connection c = pg.connect(database); PreparedStatement q = c.prepareStatement("SELECT 1 FROM inbox WHERE message_id = ?")) {
+            q.setString(1, messageId);
+            try (ResultSet rs = q.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+}
