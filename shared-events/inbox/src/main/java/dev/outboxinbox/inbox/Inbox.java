@@ -24,6 +24,10 @@ import java.lang.annotation.Target;
  * JDBC. Throwing rolls everything back; the connector then tells an outage (held, retried) from a
  * message at fault (dead-lettered with the reason), and a {@link RejectedMessageException} is
  * dead-lettered at once.
+ *
+ * <p>On methods (on a class it would wrap every method: refused at start, as is a method without an
+ * {@code InboxMetadata} parameter or without {@code @Blocking}/{@code @Transactional}: see
+ * {@link InboxMethods}), rather than dead-lettering every message it gets.
  */
 @InterceptorBinding
 @Target({ElementType.METHOD, ElementType.TYPE})
