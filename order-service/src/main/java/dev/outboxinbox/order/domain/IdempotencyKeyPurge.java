@@ -1,21 +1,21 @@
 package dev.outboxinbox.order.domain;
 
-import dev.outboxinbox.order.BatchedDelete;
+import dev.outboxinbox.retention.BatchedDelete;
 import io.quarkus.logging.Log;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.persistence.EntityManager;
 import java.time.Instant;
+import javax.sql.DataSource;
 
 /** Forgets {@code Idempotency-Key}s past their retention, so the table does not grow with every request ever made. */
 @ApplicationScoped
 public class IdempotencyKeyPurge {
 
-    private final EntityManager em;
+    private final DataSource dataSource;
     private final IdempotencyKeyConfig config;
 
-    IdempotencyKeyPurge(EntityManager em, IdempotencyKeyConfig config) {
-        this.em = em;
+    IdempotencyKeyPurge(DataSource dataSource, IdempotencyKeyConfig config) {
+        this.dataSource = dataSource;
         this.config = config;
     }
 
@@ -30,7 +30,7 @@ public class IdempotencyKeyPurge {
 
     /** @return how many keys were forgotten */
     public long purge() {
-        return BatchedDelete.olderThan(em, "idempotency_keys", "idempotency_key", "created_at",
+        return BatchedDelete.olderThan(dataSource, "idempotency_keys", "idempotency_key", "created_at",
                 Instant.now().minus(config.retention()), config.purgeBatchSize());
     }
 }

@@ -1,13 +1,9 @@
 package dev.outboxinbox.inbox;
 
+import dev.outboxinbox.retention.BatchedDelete;
 import io.quarkus.logging.Log;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
 import javax.sql.DataSource;
 
@@ -34,27 +30,7 @@ public class InboxPurge {
 
     /** Forgets this consumer's message ids older than the horizon; another consumer's rows are its own to purge. */
     public long purge() {
-        Instant horizon = Instant.now().minus(config.retention());
-        long total = 0;
-        int deleted;
-        do {
-            deleted = QuarkusTransaction.requiringNew().call(() -> deleteOldest(horizon));
-            total += deleted;
-        } while (deleted == config.purgeBatchSize());
-        return total;
-    }
-
-    private int deleteOldest(Instant horizon) throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement delete = connection.prepareStatement("""
-                     DELETE FROM inbox WHERE consumer = ? AND message_id IN (
-                         SELECT message_id FROM inbox WHERE consumer = ? AND received_at < ?
-                         ORDER BY received_at LIMIT ?)""")) {
-            delete.setString(1, config.consumer());
-            delete.setString(2, config.consumer());
-            delete.setTimestamp(3, Timestamp.from(horizon));
-            delete.setInt(4, config.purgeBatchSize());
-            return delete.executeUpdate();
-        }
+        return BatchedDelete.olderThan(dataSource, "inbox", "message_id", "received_at",
+                Instant.now().minus(config.retention()), config.purgeBatchSize(), "consumer", config.consumer());
     }
 }

@@ -1,13 +1,9 @@
 package dev.outboxinbox.outbox;
 
+import dev.outboxinbox.retention.BatchedDelete;
 import io.quarkus.logging.Log;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
 import javax.sql.DataSource;
 
@@ -38,23 +34,7 @@ public class OutboxPurge {
 
     /** @return how many rows were deleted */
     public long purge() {
-        Instant horizon = Instant.now().minus(config.retention());
-        long total = 0;
-        int deleted;
-        do {
-            deleted = QuarkusTransaction.requiringNew().call(() -> deleteOldest(horizon));
-            total += deleted;
-        } while (deleted == config.purgeBatchSize());
-        return total;
-    }
-
-    private int deleteOldest(Instant horizon) throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement delete = connection.prepareStatement("""
-                     DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?)""")) {
-            delete.setTimestamp(1, Timestamp.from(horizon));
-            delete.setInt(2, config.purgeBatchSize());
-            return delete.executeUpdate();
-        }
+        return BatchedDelete.olderThan(dataSource, "outbox", "id", "occurred_at",
+                Instant.now().minus(config.retention()), config.purgeBatchSize());
     }
 }
