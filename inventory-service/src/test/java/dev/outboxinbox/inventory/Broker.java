@@ -33,6 +33,7 @@ final class Broker {
         headers.put(MessageHeaders.SCHEMA_VERSION, OrderCreated.SCHEMA_VERSION);
         headers.put(MessageHeaders.AGGREGATE_TYPE, "orders");
         headers.put(MessageHeaders.AGGREGATE_ID, event.orderId().toString());
+        headers.put(MessageHeaders.COMMITTED_AT, System.currentTimeMillis());
         return new AMQP.BasicProperties.Builder()
                 .messageId(event.eventId().toString()).type(OrderCreated.TYPE)
                 .contentType("application/json").deliveryMode(2).headers(headers);

@@ -6,12 +6,17 @@ import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItems;
 
+import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.inbox.InboxPurge;
 import dev.outboxinbox.testing.BrokerControl;
+import dev.outboxinbox.testing.Prometheus;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +41,35 @@ class OperationsTest {
         given().get("/orders/" + order.orderId() + "/reservation").then().statusCode(200)
                 .body("status", equalTo("RESERVED"))
                 .body("lines[0].sku", equalTo(sku)).body("lines[0].quantity", equalTo(4));
+    }
+
+    @Test
+    void theMetricsCountWhatTheInboxDidAndTimeEachEffectFromTheOrdersCommit() {
+        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String sku = db.newProduct(10);
+        OrderCreated order = Broker.order(sku, 2);
+        Broker.publish(order);
+        Broker.publish(order);
+        String poisonId = UUID.randomUUID().toString();
+        Broker.publish(Broker.propertiesOf(order).messageId(poisonId).build(), "{not json".getBytes(StandardCharsets.UTF_8));
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "applied")).isEqualTo(1);
+            assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "duplicate")).isEqualTo(1);
+            assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "poison")).isEqualTo(1);
+            assertThat(Prometheus.moved(before, after, "inbox_commit_to_applied_seconds_count", "consumer", "inventory-service")).isEqualTo(1);
+            assertThat(Prometheus.value(after, "inbox_commit_to_applied_seconds", "consumer", "inventory-service", "quantile", "0.5"))
+                    .as("p50, seconds").isPositive().isLessThan(30);
+            assertThat(Prometheus.moved(before, after, "outbox_rows_written_total", "aggregate_type", "inventory"))
+                    .as("the reply, in the same transaction").isEqualTo(1);
+            assertThat(Prometheus.find(after, "inbox_transient_failures_total", "consumer", "inventory-service")).isPresent();
+        });
+        List<GetResponse> parked = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            parked.addAll(Broker.takeDeadLetters());
+            return parked.stream().anyMatch(m -> poisonId.equals(m.getProps().getMessageId()));
+        });
     }
 
     @Test

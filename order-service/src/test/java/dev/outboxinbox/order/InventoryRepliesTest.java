@@ -17,6 +17,7 @@ import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inbox.InboxMetrics;
 import dev.outboxinbox.testing.BrokerControl;
+import dev.outboxinbox.testing.Prometheus;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
@@ -52,6 +53,26 @@ class InventoryRepliesTest {
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 given().get("/orders/" + orderId).then().statusCode(200).body("status", equalTo("CONFIRMED")));
+    }
+
+    @Test
+    void theMetricsCountEachReplyOnceAndTimeItFromInventorysCommit() throws Exception {
+        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        UUID orderId = placeOrder();
+        InventoryReserved reply = new InventoryReserved(UUID.randomUUID(), orderId, Instant.now());
+        publish(reply);
+        publish(reply);
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "order-service", "outcome", "applied")).isEqualTo(1);
+            assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "order-service", "outcome", "duplicate")).isEqualTo(1);
+            assertThat(Prometheus.moved(before, after, "inbox_commit_to_applied_seconds_count", "consumer", "order-service"))
+                    .as("timed once: the duplicate is not an application").isEqualTo(1);
+            assertThat(Prometheus.value(after, "inbox_commit_to_applied_seconds", "consumer", "order-service", "quantile", "0.99"))
+                    .as("p99, seconds").isPositive().isLessThan(30);
+            assertThat(Prometheus.find(after, "inbox_commit_to_applied_seconds_bucket", "consumer", "order-service")).isPresent();
+        });
     }
 
     @Test
@@ -144,7 +165,8 @@ class InventoryRepliesTest {
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
                     .messageId(event.eventId().toString()).type(event.eventType()).contentType(MessageHeaders.CONTENT_TYPE)
                     .headers(Map.of(MessageHeaders.SCHEMA_VERSION, event.schemaVersion(),
-                            MessageHeaders.AGGREGATE_TYPE, event.aggregateType(), MessageHeaders.AGGREGATE_ID, event.aggregateId()))
+                            MessageHeaders.AGGREGATE_TYPE, event.aggregateType(), MessageHeaders.AGGREGATE_ID, event.aggregateId(),
+                            MessageHeaders.COMMITTED_AT, System.currentTimeMillis()))
                     .deliveryMode(2).build();
             channel.basicPublish(event.aggregateType(), event.eventType(), true, properties,
                     EventJson.write(event).getBytes(StandardCharsets.UTF_8));

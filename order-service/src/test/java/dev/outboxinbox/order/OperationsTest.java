@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.hasItem;
 
 import dev.outboxinbox.order.domain.IdempotencyKeyPurge;
 import dev.outboxinbox.outbox.OutboxPurge;
+import dev.outboxinbox.testing.Prometheus;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.util.UUID;
@@ -29,6 +30,28 @@ class OperationsTest {
         given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.name", hasItem("Database connections health check"));
+    }
+
+    @Test
+    void theMetricsCountOrdersPlacedReplaysAndOutboxRowsWrittenAndPurged() {
+        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String key = "metrics-" + UUID.randomUUID();
+        place(key);
+        place(key);
+        place("metrics-" + UUID.randomUUID());
+        given().contentType(ContentType.JSON).body("{\"customerId\": \"\", \"lines\": []}").post("/orders")
+                .then().statusCode(400);
+        db.execute("INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)"
+                + " VALUES ('" + UUID.randomUUID() + "', 'orders', 'old', 'OrderCreated', 1, '{}', now() - interval '2 hours')");
+        long purged = purge.purge();
+
+        String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertThat(Prometheus.moved(before, after, "orders_placed_total")).isEqualTo(2);
+        assertThat(Prometheus.moved(before, after, "orders_replayed_total")).isEqualTo(1);
+        assertThat(Prometheus.moved(before, after, "outbox_rows_written_total", "aggregate_type", "orders"))
+                .as("one row per order placed; none for the replay or the refused request").isEqualTo(2);
+        assertThat(purged).isPositive();
+        assertThat(Prometheus.moved(before, after, "outbox_rows_purged_total")).isEqualTo(purged);
     }
 
     @Test

@@ -77,6 +77,11 @@ class PlacingAnOrderTest {
                 .body("title", equalTo("Order not found"));
     }
 
+    /**
+     * With span export off (these tests), order-service makes no span of its own: the client's trace
+     * context goes into the outbox row as it came. With export on, the row carries the request's span,
+     * a child of the client's (WholeFlowIT follows one order's trace through every service).
+     */
     @Test
     void aValidTraceparentIsCarriedIntoTheOutbox() {
         String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -70,8 +70,14 @@ final class DebeziumProperties {
         p.setProperty("record.processing.shutdown.timeout.ms", "30000");
         p.setProperty("record.processing.order", "ORDERED");
 
+        // First the commit time: the transaction's, from the change event's source block (pgoutput's
+        // BEGIN carries it), copied into a header that the router keeps. The router's own timestamp
+        // is the time Debezium read the change, which hides how long the event waited in the WAL.
+        p.setProperty("transforms", "committedAt,outbox");
+        p.setProperty("transforms.committedAt.type", CommitTimeHeader.class.getName());
+        p.setProperty("transforms.committedAt.predicate", "isOutboxTable");
+
         // The outbox event router: exchange = aggregatetype, routing key = type, message_id = id.
-        p.setProperty("transforms", "outbox");
         p.setProperty("transforms.outbox.type", "io.debezium.transforms.outbox.EventRouter");
         // Only the outbox table's changes are outbox events. Anything else the slot decodes (another
         // tool's pg_logical_emit_message, a table someone added to the publication) keeps its

@@ -66,17 +66,26 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
         }
         return of(eventId, record.topic(), String.valueOf(record.key()), requiredHeader(record, ROUTER_TYPE),
                 Integer.parseInt(requiredHeader(record, MessageHeaders.SCHEMA_VERSION)),
-                header(record, MessageHeaders.TRACEPARENT),
-                record.timestamp() != null ? record.timestamp() : System.currentTimeMillis(), value.toString());
+                header(record, MessageHeaders.TRACEPARENT), committedAt(record), value.toString());
+    }
+
+    /** The transaction's commit time (our header from the WAL's source block); else the time Debezium read it. */
+    private static long committedAt(SourceRecord record) {
+        String committed = header(record, MessageHeaders.COMMITTED_AT);
+        if (committed != null) {
+            return Long.parseLong(committed);
+        }
+        return record.timestamp() != null ? record.timestamp() : System.currentTimeMillis();
     }
 
     /** The one place an outbox event becomes an AMQP message, whether it was read from the WAL or from the table. */
     static OutboundMessage of(String eventId, String aggregateType, String aggregateId, String type, int schemaVersion,
-                              String traceparent, long timestampMillis, String payload) {
+                              String traceparent, long committedAtMillis, String payload) {
         Map<String, Object> headers = new HashMap<>();
         headers.put(MessageHeaders.AGGREGATE_TYPE, aggregateType);
         headers.put(MessageHeaders.AGGREGATE_ID, aggregateId);
         headers.put(MessageHeaders.SCHEMA_VERSION, schemaVersion);
+        headers.put(MessageHeaders.COMMITTED_AT, committedAtMillis);
         if (traceparent != null) {
             headers.put(MessageHeaders.TRACEPARENT, traceparent);
         }
@@ -85,10 +94,17 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
                 .type(type)
                 .contentType(MessageHeaders.CONTENT_TYPE)
                 .deliveryMode(2)
-                .timestamp(new Date(timestampMillis))
+                .timestamp(new Date(committedAtMillis))
                 .headers(headers)
                 .build();
         return new OutboundMessage(eventId, aggregateType, type, properties, payload.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The same message carrying another trace context (the relay's own span, a child of the row's). */
+    OutboundMessage withTraceparent(String traceparent) {
+        Map<String, Object> headers = new HashMap<>(properties.getHeaders());
+        headers.put(MessageHeaders.TRACEPARENT, traceparent);
+        return new OutboundMessage(eventId, exchange, routingKey, properties.builder().headers(headers).build(), body);
     }
 
     /** The copy that waits in the relay's parking queue: the same message, with why and where it was going. */
@@ -126,7 +142,8 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
 
     /** When the event was committed (the WAL's commit time; for a row read from the table, its occurred_at). */
     Instant committedAt() {
-        return properties.getTimestamp().toInstant();
+        return properties.getHeaders().get(MessageHeaders.COMMITTED_AT) instanceof Long millis
+                ? Instant.ofEpochMilli(millis) : properties.getTimestamp().toInstant();
     }
 
     @Override

@@ -28,16 +28,19 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     private final ConfirmingPublisher publisher;
     private final RelayStatus status;
     private final RelayMetrics metrics;
+    private final RelayTracing tracing;
     private final Backoff backoff;
     private final int attempts;
     /** Held for the whole of a batch: publish, confirm, mark, commit. */
     private final ReentrantLock inFlight = new ReentrantLock();
     private volatile boolean draining;
 
-    OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayMetrics metrics, RelayConfig config) {
+    OutboxBatchHandler(ConfirmingPublisher publisher, RelayStatus status, RelayMetrics metrics, RelayTracing tracing,
+                       RelayConfig config) {
         this.publisher = publisher;
         this.status = status;
         this.metrics = metrics;
+        this.tracing = tracing;
         this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
         this.attempts = config.publishing().attempts();
     }
@@ -75,13 +78,13 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     private void publishAndCommit(List<RecordChangeEvent<SourceRecord>> records,
                                   DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
-        List<OutboundMessage> messages = new ArrayList<>(records.size());
+        List<OutboundMessage> routed = new ArrayList<>(records.size());
         String skipped = null;
         int skips = 0;
         for (RecordChangeEvent<SourceRecord> event : records) {
             SourceRecord record = event.record();
             if (OutboundMessage.isRouted(record)) {
-                messages.add(OutboundMessage.fromOrParked(record));
+                routed.add(OutboundMessage.fromOrParked(record));
             } else if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
                 skipped = record.topic();
                 skips++;
@@ -92,7 +95,16 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             Log.infof("Skipped %d WAL record(s) that are not outbox inserts (last on %s)", skips, skipped);
             status.skipped(skips);
         }
-        List<BatchConfirms.Returned> parked = new ArrayList<>(publishWholeBatch(messages));
+        RelayTracing.Batch traced = tracing.publishing(routed);
+        List<OutboundMessage> messages = traced.messages();
+        List<BatchConfirms.Returned> parked;
+        try {
+            parked = new ArrayList<>(publishWholeBatch(messages, traced));
+        } catch (RuntimeException | InterruptedException notConfirmed) {
+            traced.failed(notConfirmed);
+            throw notConfirmed;
+        }
+        traced.confirmed(parked);
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
         }
@@ -111,13 +123,14 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
      * {@link RelayEngine} restarts it from the last committed offset, so the same events come back.
      * Nothing is ever skipped.
      */
-    private List<BatchConfirms.Returned> publishWholeBatch(List<OutboundMessage> messages) throws InterruptedException {
+    private List<BatchConfirms.Returned> publishWholeBatch(List<OutboundMessage> messages, RelayTracing.Batch traced)
+            throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 long started = System.nanoTime();
                 List<BatchConfirms.Returned> parked = publisher.publish(messages);
                 if (!messages.isEmpty()) {
-                    metrics.batchConfirmed(Duration.ofNanos(System.nanoTime() - started));
+                    metrics.batchConfirmed(Duration.ofNanos(System.nanoTime() - started), messages.size());
                 }
                 if (attempt > 1) {
                     Log.infof("Batch of %d published on attempt %d", messages.size(), attempt);
@@ -125,6 +138,7 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
                 return parked;
             } catch (PublishFailedException e) {
                 status.attemptFailed(e);
+                traced.attemptFailed(e);
                 if (attempt >= attempts) {
                     throw new IllegalStateException("Batch of " + messages.size() + " not confirmed after "
                             + attempt + " attempts; restarting from the last committed offset. Last failure: "

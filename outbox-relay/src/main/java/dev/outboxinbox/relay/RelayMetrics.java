@@ -1,5 +1,6 @@
 package dev.outboxinbox.relay;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,12 +14,15 @@ import java.util.function.ToDoubleFunction;
  * {@code outbox_relay_events_published_total}, {@code …_events_parked_total},
  * {@code …_events_recovered_total}, {@code …_wal_records_skipped_total},
  * {@code …_batch_attempts_failed_total}, {@code …_confirm_latency_seconds} (publish to last
- * confirm, per batch), {@code …_slot_retained_wal_bytes} and {@code …_oldest_unpublished_age_seconds}.
+ * confirm, per batch), {@code …_batch_size_events} (events per confirmed batch),
+ * {@code …_slot_retained_wal_bytes} and {@code …_oldest_unpublished_age_seconds}. Retries are
+ * {@code …_batch_attempts_failed_total}: every failed attempt is retried, the whole batch.
  */
 @ApplicationScoped
 class RelayMetrics {
 
     private final Timer confirmLatency;
+    private final DistributionSummary batchSize;
 
     RelayMetrics(MeterRegistry registry, RelayStatus status, RelayLag lag) {
         counter(registry, "outbox.relay.events.published", "Events the broker confirmed in a queue", status, RelayStatus::published);
@@ -37,10 +41,14 @@ class RelayMetrics {
                 .description("From a batch's first publish to its last publisher confirm")
                 .publishPercentiles(0.5, 0.95, 0.99)
                 .register(registry);
+        batchSize = DistributionSummary.builder("outbox.relay.batch.size").baseUnit("events")
+                .description("Events per batch confirmed whole (the unit of publishing and of the offset commit)")
+                .register(registry);
     }
 
-    void batchConfirmed(Duration took) {
+    void batchConfirmed(Duration took, int events) {
         confirmLatency.record(took);
+        batchSize.record(events);
     }
 
     private static void counter(MeterRegistry registry, String name, String description, RelayStatus status,

@@ -3,9 +3,11 @@ package dev.outboxinbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -76,11 +78,19 @@ class MissedWalIT {
         runUntilDelivered("relay-it-slot-before-publication.log", Duration.ofSeconds(90), queue, expected, 1);
     }
 
+    /**
+     * Also the trace across a restart: the first 20 events, written in one traced request, are
+     * published again from the table by the recovery, and every copy continues the row's trace in a
+     * publish span of its own.
+     */
     @Test
     void eventsCommittedWhileTheSlotWasGoneArePublishedWhenTheRelayComesBack() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-it.slot-lost");
         List<String> expected = new ArrayList<>();
-        runUntilDelivered("relay-it-slot-lost.log", Duration.ofSeconds(60), queue, expected, 20);
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        String rowTraceparent = "00-" + traceId + "-00f067aa0ba902b7-01";
+        runUntilDelivered("relay-it-slot-lost.log", Duration.ofSeconds(60), queue, expected, 20, rowTraceparent);
+        List<String> traced = List.copyOf(expected);
 
         // What a failover to a standby (no slots in PostgreSQL 15) or a reset does: the slot is gone,
         // its offsets remain. These events are in the WAL, but no slot holds them for the relay.
@@ -88,6 +98,14 @@ class MissedWalIT {
         expected.addAll(RelayFixture.insertOrderCreated(20, null));
 
         runUntilDelivered("relay-it-slot-lost.log", Duration.ofSeconds(60), queue, expected, 20);
+
+        Map<String, List<String>> copies = new HashMap<>();
+        queue.drain().stream().filter(m -> traced.contains(m.getProps().getMessageId())).forEach(m -> copies
+                .computeIfAbsent(m.getProps().getMessageId(), id -> new ArrayList<>())
+                .add(String.valueOf(m.getProps().getHeaders().get(MessageHeaders.TRACEPARENT))));
+        assertThat(copies).as("each traced event, published before the slot was lost and again by the recovery")
+                .hasSize(traced.size()).allSatisfy((id, traceparents) -> assertThat(traceparents)
+                        .hasSize(2).doesNotHaveDuplicates().allSatisfy(t -> assertThat(t).startsWith("00-" + traceId + "-")));
     }
 
     @Test
@@ -111,10 +129,15 @@ class MissedWalIT {
      */
     private void runUntilDelivered(String log, Duration ready, QueueProbe queue, List<String> expected, int more)
             throws Exception {
+        runUntilDelivered(log, ready, queue, expected, more, null);
+    }
+
+    private void runUntilDelivered(String log, Duration ready, QueueProbe queue, List<String> expected, int more,
+                                   String traceparent) throws Exception {
         ServiceProcess relay = RelayProcess.start(config, log).awaitReady(ready);
         try {
             if (more > 0) {
-                expected.addAll(RelayFixture.insertOrderCreated(more, null));
+                expected.addAll(RelayFixture.insertOrderCreated(more, traceparent));
             }
             awaitDelivered(queue, expected);
         } finally {

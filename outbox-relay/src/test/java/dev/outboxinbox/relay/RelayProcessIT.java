@@ -3,15 +3,21 @@ package dev.outboxinbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.testing.OtlpReceiver;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,16 +29,33 @@ class RelayProcessIT {
     /** Stop or kill the relay once this many events are through: the producer is still writing then. */
     private static final int MID_STREAM = 2_000;
 
+    /** Every event the test writes belongs to this one trace (as if one request had caused them all). */
+    private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+    private static final String ROW_SPAN = "00f067aa0ba902b7";
+    private static final String ROW_TRACEPARENT = "00-" + TRACE_ID + "-" + ROW_SPAN + "-01";
+
+    private static OtlpReceiver collector;
     private Map<String, String> config;
+
+    @BeforeAll
+    static void startTheCollector() throws Exception {
+        collector = OtlpReceiver.start();
+    }
 
     @BeforeEach
     void freshWorld() {
         config = RelayFixture.prepare();
+        // Tracing on, exported to the test's collector: the relay's publish spans are checked below.
+        config.put("otel.sdk.disabled", "false");
+        config.put("otel.exporter.otlp.endpoint", collector.endpoint().toString());
+        config.put("otel.exporter.otlp.protocol", "http/protobuf");
+        config.put("quarkus.otel.bsp.schedule.delay", "200ms");
     }
 
     @AfterAll
     static void dropTheSlot() {
         RelayFixture.dropSlot();
+        collector.close();
     }
 
     @Test
@@ -53,6 +76,21 @@ class RelayProcessIT {
         System.out.printf("[kill -9] %d delivered before the kill; %d deliveries in all, %d distinct, %d duplicates%n",
                 run.beforeRestart(), run.queue().messageIds().size(), run.queue().deliveriesById().size(), run.duplicates());
         assertThat(new HashSet<>(run.queue().messageIds())).containsExactlyInAnyOrderElementsOf(run.expected());
+
+        // The trace survives the restart: every copy, the republished ones too, continues the row's trace
+        // in a publish span of its own (a child of the row's span), so two copies never share a span.
+        Map<String, Set<String>> traceparents = new HashMap<>();
+        for (GetResponse delivery : run.queue().drain()) {
+            String traceparent = String.valueOf(delivery.getProps().getHeaders().get(MessageHeaders.TRACEPARENT));
+            assertThat(traceparent).startsWith("00-" + TRACE_ID + "-").isNotEqualTo(ROW_TRACEPARENT);
+            traceparents.computeIfAbsent(delivery.getProps().getMessageId(), id -> new HashSet<>()).add(traceparent);
+        }
+        run.queue().deliveriesById().forEach((id, copies) -> assertThat(traceparents.get(id)).as("spans of %s", id).hasSize(copies));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(collector.trace(TRACE_ID))
+                .filteredOn(span -> span.name().equals("orders publish") && span.parentSpanId().equals(ROW_SPAN))
+                .extracting(OtlpReceiver.ReceivedSpan::spanId)
+                .as("the restarted relay's publish spans, exported")
+                .containsAnyElementsOf(traceparents.values().stream().flatMap(Set::stream).map(t -> t.substring(36, 52)).toList()));
     }
 
     /**
@@ -123,7 +161,7 @@ class RelayProcessIT {
     private static List<String> writeEvents() {
         List<String> ids = new ArrayList<>(EVENTS);
         for (int i = 0; i < TRANSACTIONS; i++) {
-            ids.addAll(RelayFixture.insertOrderCreated(EVENTS / TRANSACTIONS, null));
+            ids.addAll(RelayFixture.insertOrderCreated(EVENTS / TRANSACTIONS, ROW_TRACEPARENT));
         }
         return ids;
     }

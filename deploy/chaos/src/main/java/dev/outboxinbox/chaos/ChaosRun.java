@@ -3,6 +3,7 @@ package dev.outboxinbox.chaos;
 import dev.outboxinbox.system.Broker;
 import dev.outboxinbox.system.Database;
 import dev.outboxinbox.system.OrderLoad;
+import dev.outboxinbox.system.PipelineFigures;
 import dev.outboxinbox.system.SystemUnderTest;
 import dev.outboxinbox.system.VerificationReport;
 import dev.outboxinbox.system.Verifier;
@@ -114,6 +115,14 @@ public final class ChaosRun {
         reporter.scheduleAtFixedRate(() -> say("%s | %s", progress.get() == null ? "load starting" : progress.get(), now.get()),
                 5, 5, TimeUnit.SECONDS);
 
+        // The services' own figures through the run: commit → applied and the relays' lag, across restarts.
+        PipelineFigures figures = PipelineFigures.sampling(Map.of(
+                        "order-service", system.orderService(), "inventory-service", system.inventoryService(),
+                        "inventory-service (second)", URI.create("http://127.0.0.1:" + Target.SECOND_INVENTORY_PORT)),
+                Map.of("outbox-relay", URI.create(env("OUTBOX_RELAY_URL", "http://127.0.0.1:8083")),
+                        "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084"))),
+                Duration.ofSeconds(2));
+
         OrderLoad load = new OrderLoad(system.orderService(), "chaos-" + seed + "-" + System.currentTimeMillis(), seed,
                 Integer.parseInt(options.getOrDefault("attempts", "8")));
         CompletableFuture<List<OrderLoad.Request>> requests = CompletableFuture.supplyAsync(() -> load.run(orders, rate, progress::set));
@@ -147,11 +156,14 @@ public final class ChaosRun {
         VerificationReport report = verifier.verify(placed, injections.poison(), target.duplicatesAbsorbed(), settling, bound)
                 .withFaults(timeline);
         reporter.shutdownNow();
+        figures.close();
 
         System.out.println();
         System.out.println("== chaos report (seed " + seed + ", " + injections.republished() + " events republished, "
                 + injections.poison().size() + " poison messages) ==");
         System.out.print(report.toText());
+        // Not a verdict either: what an operator's dashboard would have shown through the faults.
+        System.out.print(figures.toText());
         // Not a verdict: each recovery republished the outbox table (its copies are in "duplicates absorbed").
         List<String> recoveries = target.relayRecoveries();
         System.out.println("relay recoveries     " + recoveries.size() + " (the slot could not hold every event: first start,"
@@ -160,7 +172,7 @@ public final class ChaosRun {
         Path json = Path.of(options.getOrDefault("report", root.resolve("deploy/chaos/reports/chaos-" + options.get("target")
                 + "-seed" + seed + (negativeControl ? "-negative-control" : "") + ".json").toString()));
         Files.createDirectories(json.toAbsolutePath().getParent());
-        Files.writeString(json, report.toJson());
+        Files.writeString(json, report.toJson(Map.of("figures", figures.summary())));
         say("report written to %s", json);
 
         if (harnessFailed) {

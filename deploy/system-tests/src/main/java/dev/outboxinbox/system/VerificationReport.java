@@ -52,6 +52,17 @@ public record VerificationReport(Map<String, Long> requests, long committedOrder
         }
     }
 
+    /** The report with more top-level fields beside it (a harness's own figures). */
+    public String toJson(Map<String, Object> extra) {
+        try {
+            Map<String, Object> fields = new java.util.LinkedHashMap<>(JSON.convertValue(this, Map.class));
+            fields.putAll(extra);
+            return JSON.writeValueAsString(fields);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public String toText() {
         StringBuilder text = new StringBuilder();
         text.append("requests             ").append(requests).append('\n');

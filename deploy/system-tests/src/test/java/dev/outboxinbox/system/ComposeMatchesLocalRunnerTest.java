@@ -31,7 +31,9 @@ class ComposeMatchesLocalRunnerTest {
     /** How a local value reads once its host and port variables are replaced by compose's names. */
     private static final Map<String, String> LOCAL_TO_COMPOSE = Map.of(
             "${POSTGRES_HOST}", "postgres", "${POSTGRES_PORT}", "5432",
-            "${RABBITMQ_HOST}", "rabbitmq", "${RABBITMQ_PORT}", "5672");
+            "${RABBITMQ_HOST}", "rabbitmq", "${RABBITMQ_PORT}", "5672",
+            "http://127.0.0.1:4317", "http://jaeger:4317", "http://127.0.0.1:8082", "http://inventory-service:8082",
+            "http://127.0.0.1:8083", "http://outbox-relay:8083", "http://127.0.0.1:8084", "http://outbox-relay-inventory:8084");
 
     @Test
     void theSameServicesRunInBoth() throws IOException {
@@ -124,6 +126,45 @@ class ComposeMatchesLocalRunnerTest {
                     .matches(REQUIRED.pattern() + "|\\$\\{[A-Z_]+_HOST_PORT:-[0-9]+}");
         }
         assertThat(count).as("variables in docker-compose.yml").isGreaterThan(10);
+    }
+
+    /**
+     * The observability profile sees the same system: Prometheus scrapes every application service on
+     * the port it listens on, Grafana's data sources are services of the profile, and every service
+     * exports its traces to the profile's collector.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theObservabilityProfileScrapesEveryServiceAndCollectsItsTraces() throws IOException {
+        Map<String, Object> prometheus;
+        try (Reader reader = Files.newBufferedReader(ROOT.resolve("deploy/observability/prometheus.yml"))) {
+            prometheus = new Yaml().load(reader);
+        }
+        Map<String, String> scraped = new TreeMap<>();
+        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
+            assertThat(job.get("metrics_path")).as("job %s", job.get("job_name")).isEqualTo("/q/metrics");
+            List<String> targets = (List<String>) ((List<Map<String, Object>>) job.get("static_configs")).get(0).get("targets");
+            scraped.put(String.valueOf(job.get("job_name")), String.join(",", targets));
+        }
+        Map<String, String> expected = new TreeMap<>();
+        for (String service : localServices()) {
+            expected.put(service, service + ":" + localEnvironment(service).get("QUARKUS_HTTP_PORT"));
+        }
+        assertThat(scraped).as("Prometheus's jobs: one per service, at its port").isEqualTo(expected);
+
+        Map<String, Object> compose;
+        try (Reader reader = Files.newBufferedReader(ROOT.resolve("docker-compose.yml"))) {
+            compose = new Yaml().load(reader);
+        }
+        Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
+        for (String profiled : List.of("prometheus", "jaeger", "grafana")) {
+            assertThat(services.get(profiled)).as(profiled).containsEntry("profiles", List.of("observability"));
+        }
+        String datasources = Files.readString(ROOT.resolve("deploy/observability/grafana/provisioning/datasources/datasources.yml"));
+        assertThat(datasources).contains("url: http://prometheus:9090", "url: http://jaeger:16686");
+        composeApplicationServices().forEach((service, definition) -> assertThat(asMap(definition.get("environment")))
+                .as("%s exports its traces to the profile's collector", service)
+                .containsEntry("OTEL_EXPORTER_OTLP_ENDPOINT", "http://jaeger:4317"));
     }
 
     /** The services compose builds from this repository's Dockerfile: the application services. */

@@ -127,6 +127,16 @@ final class SystemFixture {
         return env;
     }
 
+    /** Tracing on, exported to {@code collector} over OTLP/HTTP, quickly (a test waits for the spans). */
+    static Map<String, String> traced(Map<String, String> env, java.net.URI collector, String serviceName) {
+        env.put("OTEL_SDK_DISABLED", "false");
+        env.put("OTEL_EXPORTER_OTLP_ENDPOINT", collector.toString());
+        env.put("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf");
+        env.put("OTEL_SERVICE_NAME", serviceName);
+        env.put("QUARKUS_OTEL_BSP_SCHEDULE_DELAY", "200ms");
+        return env;
+    }
+
     /** The harness's view: the databases as the services' roles, the broker as the tests' administrator. */
     static SystemUnderTest system(int orderPort, int inventoryPort) {
         PostgresEndpoint pg = postgres();

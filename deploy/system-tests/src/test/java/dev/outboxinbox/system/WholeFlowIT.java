@@ -5,8 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxinbox.testing.OtlpReceiver;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,6 +30,10 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
 
 /**
  * The whole path with the packaged services as processes, least-privileged as deployed:
@@ -50,19 +57,30 @@ class WholeFlowIT {
     private static SystemUnderTest system;
     private static Verifier verifier;
     private static List<OrderLoad.Request> placed;
+    private static OtlpReceiver collector;
 
     @BeforeAll
     static void startTheSystem() throws Exception {
         SystemFixture.prepare();
         File logs = new File("target");
-        inventory = ServiceProcess.start(SystemFixture.packaged("inventory-service"), SystemFixture.inventoryService(),
+        collector = OtlpReceiver.start();
+        URI traces = collector.endpoint();
+        inventory = ServiceProcess.start(SystemFixture.packaged("inventory-service"),
+                SystemFixture.traced(SystemFixture.inventoryService(), traces, "inventory-service"),
                 new File(logs, "system-inventory-service.log"));
-        orders = ServiceProcess.start(SystemFixture.packaged("order-service"), SystemFixture.orderService(),
-                new File(logs, "system-order-service.log"));
-        relay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"), SystemFixture.outboxRelay(),
+        relay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"),
+                SystemFixture.traced(SystemFixture.outboxRelay(), traces, "outbox-relay"),
                 new File(logs, "system-outbox-relay.log"));
-        replyRelay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"), SystemFixture.replyRelay(),
+        replyRelay = ServiceProcess.start(SystemFixture.packaged("outbox-relay"),
+                SystemFixture.traced(SystemFixture.replyRelay(), traces, "outbox-relay-inventory"),
                 new File(logs, "system-outbox-relay-inventory.log"));
+        // order-service last: its demo page reads the others, at the ports they were given.
+        Map<String, String> orderService = SystemFixture.traced(SystemFixture.orderService(), traces, "order-service");
+        orderService.put("DEMO_INVENTORY_URL", "http://127.0.0.1:" + inventory.port());
+        orderService.put("DEMO_OUTBOX_RELAY_URL", "http://127.0.0.1:" + relay.port());
+        orderService.put("DEMO_OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:" + replyRelay.port());
+        orders = ServiceProcess.start(SystemFixture.packaged("order-service"), orderService,
+                new File(logs, "system-order-service.log"));
         inventory.awaitReady(Duration.ofMinutes(2));
         orders.awaitReady(Duration.ofMinutes(2));
         relay.awaitReady(Duration.ofMinutes(2));
@@ -79,6 +97,152 @@ class WholeFlowIT {
             }
         }
         SystemFixture.dropSlot();
+        if (collector != null) {
+            collector.close();
+        }
+    }
+
+    /**
+     * One order, one trace, every hop a child of the one before: order-service's POST (a child of the
+     * client's span) → outbox-relay's publish → inventory-service's inbox → outbox-relay-inventory's
+     * publish of the reply → order-service's inbox. The trace crosses the WAL twice: the outbox rows
+     * carry it.
+     */
+    @Test
+    @Order(10)
+    void oneOrderIsOneTraceThroughEveryHopAndBack() throws Exception {
+        String traceId = UUID.randomUUID().toString().replace("-", "");
+        String clientSpan = "00f067aa0ba902b7";
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(system.orderService().resolve("/orders"))
+                .header("Content-Type", "application/json").header("traceparent", "00-" + traceId + "-" + clientSpan + "-01")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"customerId\": \"traced\", \"lines\": [{\"sku\": \"SKU-PEAR\", \"quantity\": 1}]}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
+        UUID order = UUID.fromString(JSON.readTree(response.body()).get("id").asText());
+        await().atMost(Duration.ofSeconds(60)).until(() -> !"PENDING".equals(statusOf(order)));
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<OtlpReceiver.ReceivedSpan> trace = collector.trace(traceId);
+            OtlpReceiver.ReceivedSpan post = only(trace, "order-service", clientSpan);
+            OtlpReceiver.ReceivedSpan published = only(trace, "outbox-relay", post.spanId());
+            assertThat(published.name()).isEqualTo("orders publish");
+            OtlpReceiver.ReceivedSpan applied = only(trace, "inventory-service", published.spanId());
+            assertThat(applied.name()).isEqualTo("inventory.orders process");
+            OtlpReceiver.ReceivedSpan reply = only(trace, "outbox-relay-inventory", applied.spanId());
+            assertThat(reply.name()).isEqualTo("inventory publish");
+            OtlpReceiver.ReceivedSpan decided = only(trace, "order-service", reply.spanId());
+            assertThat(decided.name()).isEqualTo("order.inventory-replies process");
+        });
+    }
+
+    /**
+     * The dashboard of the observability profile (deploy/observability) reads only metrics that the
+     * services publish: every name in its queries is on one of the four /q/metrics pages, after traffic.
+     */
+    @Test
+    @Order(11)
+    void theDashboardQueriesOnlyMetricsTheServicesPublish() throws Exception {
+        StringBuilder pages = new StringBuilder();
+        for (ServiceProcess service : List.of(orders, inventory, relay, replyRelay)) {
+            pages.append(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/q/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body());
+        }
+        JsonNode dashboard = JSON.readTree(SystemFixture.ROOT.resolve("deploy/observability/grafana/dashboards/pipeline.json").toFile());
+        Set<String> used = new java.util.TreeSet<>();
+        Pattern metric = Pattern.compile("\\b(?:orders|outbox|inbox)_[a-z0-9_]+");
+        dashboard.get("panels").forEach(panel -> panel.get("targets").forEach(target -> {
+            Matcher name = metric.matcher(target.get("expr").asText());
+            while (name.find()) {
+                used.add(name.group());
+            }
+        }));
+        assertThat(used).as("metrics the dashboard reads").hasSizeGreaterThan(10);
+        assertThat(used).allSatisfy(name -> assertThat(pages.toString()).as("published by a service")
+                .containsPattern("(?m)^" + name + "[{ ]"));
+    }
+
+    /**
+     * The demo page in a real browser (Debian's Chromium, headless, through its driver): it loads and
+     * shows the stock; "Place order" shows the order decided and the stock reserved; "Republish" shows a
+     * duplicate absorbed; "Send a poison message" shows a dead letter with its reason. The fault controls
+     * are the separate localhost process deploy/local/demo runs, here in the test. Screenshots go to
+     * target/demo-screenshots.
+     */
+    @Test
+    @Order(12)
+    void theDemoPageShowsAnOrderAppliedADuplicateAbsorbedAndADeadLetter() throws Exception {
+        Path screenshots = Files.createDirectories(Path.of("target", "demo-screenshots"));
+        try (DemoControls controls = DemoControls.start(0, system.orders(), system.broker(), null)) {
+            WebDriver browser = DemoBrowser.open();
+            try {
+                browser.get("http://127.0.0.1:" + orders.port() + "/demo/?controls=" + controls.uri());
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+                        .until(() -> browser.findElements(By.cssSelector("#stock-rows tr")).size() >= 5);
+                assertThat(browser.findElements(By.cssSelector("#health li.up"))).as("every service healthy").hasSize(4);
+                DemoBrowser.screenshot(browser, screenshots.resolve("1-loaded.png"));
+
+                // Place an order for a product that has stock; it turns CONFIRMED and the stock moves.
+                String sku = await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> browser
+                        .findElements(By.cssSelector("#stock-rows tr")).stream()
+                        .filter(row -> Integer.parseInt(row.findElements(By.tagName("td")).get(3).getText()) >= 2)
+                        .findFirst().map(row -> row.getAttribute("data-sku")), java.util.Optional::isPresent).orElseThrow();
+                int reservedBefore = look(() -> reserved(browser, sku));
+                new Select(browser.findElement(By.id("sku"))).selectByValue(sku);
+                WebElement quantity = browser.findElement(By.id("quantity"));
+                quantity.clear();
+                quantity.sendKeys("2");
+                browser.findElement(By.id("place-order")).click();
+                await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("placed")).getText().contains("placed"));
+                String shortId = browser.findElement(By.id("placed")).getText().split(" ")[1];
+                // The page redraws every second: an element found may be gone when read, so each look is retried.
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(browser.findElement(
+                        By.cssSelector("#order-rows tr[data-order^='" + shortId + "'] td.status")).getText()).isEqualTo("CONFIRMED"));
+                await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> reserved(browser, sku) == reservedBefore + 2);
+                DemoBrowser.screenshot(browser, screenshots.resolve("2-order-applied.png"));
+
+                // Republish it: a duplicate absorbed, and the stock stays.
+                await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("republish")).isDisplayed());
+                assertThat(browser.findElement(By.id("restart-broker")).isDisplayed()).as("no broker restart offered here").isFalse();
+                int duplicatesBefore = look(() -> Integer.parseInt(browser.findElement(By.id("fig-duplicates")).getText()));
+                browser.findElement(By.id("republish")).click();
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() ->
+                        Integer.parseInt(browser.findElement(By.id("fig-duplicates")).getText()) > duplicatesBefore);
+                await().atMost(Duration.ofSeconds(5)).ignoreExceptions().untilAsserted(() -> {
+                    assertThat(browser.findElement(By.id("events")).getText()).contains("duplicate absorbed");
+                    assertThat(reserved(browser, sku)).as("the duplicate reserved nothing").isEqualTo(reservedBefore + 2);
+                });
+                DemoBrowser.screenshot(browser, screenshots.resolve("3-duplicate-absorbed.png"));
+
+                // A poison message: it shows in the dead letters, with its reason.
+                browser.findElement(By.id("poison")).click();
+                await().atMost(Duration.ofSeconds(30)).until(() -> browser.findElement(By.id("control-result")).getText().contains("sent"));
+                String poisonId = browser.findElement(By.id("control-result")).getText().split(" ")[2];
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(browser.findElement(
+                        By.cssSelector("#dead-letter-list li[data-message-id='" + poisonId + "']")).getText())
+                        .contains("inventory-service dead-lettered " + poisonId + ":").containsIgnoringCase("json"));
+                DemoBrowser.screenshot(browser, screenshots.resolve("4-dead-letter.png"));
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+
+    /** A value read off the page, read again if the page redrew it under the reader. */
+    private static <T> T look(java.util.concurrent.Callable<T> read) {
+        return await().atMost(Duration.ofSeconds(5)).ignoreExceptions().until(read, value -> true);
+    }
+
+    private static int reserved(WebDriver browser, String sku) {
+        return Integer.parseInt(browser.findElement(By.cssSelector("#stock-rows tr[data-sku='" + sku + "']"))
+                .findElements(By.tagName("td")).get(2).getText());
+    }
+
+    /** The one span of {@code service} in the trace whose parent is {@code parentSpanId}. */
+    private static OtlpReceiver.ReceivedSpan only(List<OtlpReceiver.ReceivedSpan> trace, String service, String parentSpanId) {
+        List<OtlpReceiver.ReceivedSpan> found = trace.stream()
+                .filter(span -> span.service().equals(service) && span.parentSpanId().equals(parentSpanId)).toList();
+        assertThat(found).as("spans of %s under %s in %s", service, parentSpanId, trace).hasSize(1);
+        return found.get(0);
     }
 
     @Test

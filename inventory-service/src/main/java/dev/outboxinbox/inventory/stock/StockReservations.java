@@ -61,7 +61,9 @@ public class StockReservations implements BatchEffects<OrderCreated> {
         this.guardEffect = deduplication.deduplicating();
     }
 
-    private record Decision(UUID orderId, String messageId, OrderOutcome.Status status, String reason, List<OrderCreated.Line> lines) {
+    /** @param traceparent the trace of the message that decided it: the reply continues it */
+    private record Decision(UUID orderId, String messageId, OrderOutcome.Status status, String reason, List<OrderCreated.Line> lines,
+                            String traceparent) {
     }
 
     /**
@@ -86,7 +88,7 @@ public class StockReservations implements BatchEffects<OrderCreated> {
                 ? new InventoryReserved(eventId, decision.orderId(), now)
                 : new InventoryRejected(eventId, decision.orderId(), decision.reason(), now);
         return new OutboxMessage(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
-                event.schemaVersion(), EventJson.write(event), null, event.occurredAt());
+                event.schemaVersion(), EventJson.write(event), decision.traceparent(), event.occurredAt());
     }
 
     /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */
@@ -150,9 +152,11 @@ public class StockReservations implements BatchEffects<OrderCreated> {
             String rejection = rejectionReason(order, available);
             if (rejection == null) {
                 order.lines().forEach(line -> available.merge(line.sku(), -line.quantity(), Integer::sum));
-                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.RESERVED, null, order.lines()));
+                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.RESERVED, null, order.lines(),
+                        received.traceparent()));
             } else {
-                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.REJECTED, rejection, List.of()));
+                decisions.add(new Decision(order.orderId(), received.messageId(), OrderOutcome.Status.REJECTED, rejection, List.of(),
+                        received.traceparent()));
             }
         }
         return decisions;

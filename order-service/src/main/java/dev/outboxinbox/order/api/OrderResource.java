@@ -5,6 +5,8 @@ import dev.outboxinbox.order.domain.OrderService;
 import dev.outboxinbox.order.domain.OrderView;
 import dev.outboxinbox.order.domain.PlaceOrder;
 import dev.outboxinbox.order.domain.PlacedOrder;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -36,9 +38,11 @@ public class OrderResource {
     private static final Pattern TRACEPARENT = Pattern.compile("00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
 
     private final OrderService orders;
+    private final OrderMetrics metrics;
 
-    OrderResource(OrderService orders) {
+    OrderResource(OrderService orders, OrderMetrics metrics) {
         this.orders = orders;
+        this.metrics = metrics;
     }
 
     /**
@@ -50,12 +54,11 @@ public class OrderResource {
     public Response place(@NotNull(message = "a JSON body is required") @Valid PlaceOrderRequest request,
                           HttpHeaders headers,
                           UriInfo uri) {
-        String traceparent = headers.getHeaderString(TRACEPARENT_HEADER);
         rejectDuplicateSkus(request.lines());
         PlacedOrder placed = orders.place(new PlaceOrder(request.customerId(),
                 request.lines().stream().map(line -> new OrderLine(line.sku(), line.quantity())).toList(),
-                validIdempotencyKey(headers.getRequestHeader(IDEMPOTENCY_KEY)),
-                Optional.ofNullable(traceparent).filter(value -> TRACEPARENT.matcher(value).matches())));
+                validIdempotencyKey(headers.getRequestHeader(IDEMPOTENCY_KEY)), traceparent(headers)));
+        metrics.answered(placed.replayed());
         return Response.created(uri.getAbsolutePathBuilder().path(placed.order().id().toString()).build())
                 .header(IDEMPOTENT_REPLAYED, placed.replayed())
                 .entity(placed.order())
@@ -66,6 +69,19 @@ public class OrderResource {
     @Path("/{id}")
     public OrderView get(@RestPath UUID id) {
         return orders.find(id);
+    }
+
+    /**
+     * The trace the order's event continues: this request's span when tracing is on (a child of the
+     * client's traceparent, if it sent one); with span export off (OTEL_SDK_DISABLED, no HTTP span is
+     * made) the client's traceparent as it came, when it is well-formed.
+     */
+    private static Optional<String> traceparent(HttpHeaders headers) {
+        SpanContext span = Span.current().getSpanContext();
+        if (span.isValid()) {
+            return Optional.of("00-" + span.getTraceId() + "-" + span.getSpanId() + "-" + span.getTraceFlags().asHex());
+        }
+        return Optional.ofNullable(headers.getHeaderString(TRACEPARENT_HEADER)).filter(value -> TRACEPARENT.matcher(value).matches());
     }
 
     /** Absent is fine; present but empty, repeated or oversized is a client bug worth reporting. */

@@ -11,6 +11,9 @@ import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -56,6 +59,22 @@ public class OrderService {
     private static OutboxMessage outboxMessage(OrderEvent event, Optional<String> traceparent) {
         return new OutboxMessage(event.eventId(), OrderEvent.AGGREGATE_TYPE, event.orderId().toString(), event.eventType(),
                 event.schemaVersion(), EventJson.write(event), traceparent.orElse(null), event.occurredAt());
+    }
+
+    /** The newest orders, newest first (the demo page's list). */
+    @Transactional
+    public List<OrderView> newest(int count) {
+        return Order.<Order>find("ORDER BY placedAt DESC").page(0, count).list().stream().map(OrderView::of).toList();
+    }
+
+    /** How many orders are in each status. */
+    @Transactional
+    public Map<OrderStatus, Long> countsByStatus() {
+        Map<OrderStatus, Long> counts = new EnumMap<>(OrderStatus.class);
+        for (OrderStatus status : OrderStatus.values()) {
+            counts.put(status, Order.count("status", status));
+        }
+        return counts;
     }
 
     @Transactional

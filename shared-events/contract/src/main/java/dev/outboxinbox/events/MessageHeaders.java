@@ -6,8 +6,8 @@ package dev.outboxinbox.events;
  *
  * <p>AMQP message properties carry what AMQP has a slot for: {@code message_id} is the event id
  * (the consumer's deduplication key), {@code type} the event type, {@code content_type}
- * {@value #CONTENT_TYPE}, {@code timestamp} the time the relay published it, delivery mode 2
- * (persistent). Everything else is an application header named here.
+ * {@value #CONTENT_TYPE}, {@code timestamp} the commit time in whole seconds (AMQP's resolution; see
+ * {@link #COMMITTED_AT}), delivery mode 2 (persistent). Everything else is an application header named here.
  */
 public final class MessageHeaders {
 
@@ -19,6 +19,12 @@ public final class MessageHeaders {
     public static final String AGGREGATE_ID = "aggregate-id";
     /** The contract version of the payload, an integer. */
     public static final String SCHEMA_VERSION = "schema-version";
+    /**
+     * When the transaction that wrote the event committed, in epoch milliseconds: the commit time the
+     * WAL records (for an event the relay republished from the outbox table, its {@code occurred_at}).
+     * Consumers measure commit → applied from it. A long.
+     */
+    public static final String COMMITTED_AT = "committed-at";
     /** W3C trace context of the request that caused the event, when there was one. */
     public static final String TRACEPARENT = "traceparent";
     /** Why a message was dead-lettered (by a consumer) or parked (by the relay), set by whoever parked it. */

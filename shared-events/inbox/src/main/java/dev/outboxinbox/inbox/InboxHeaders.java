@@ -9,6 +9,13 @@ public final class InboxHeaders {
 
     /** The contract version of the payload, an integer. */
     public static final String SCHEMA_VERSION = "schema-version";
+    /**
+     * When the producer's transaction committed, epoch milliseconds (outbox-relay writes it). Optional:
+     * where it is present the inbox measures commit → applied ({@code inbox_commit_to_applied_seconds}).
+     */
+    public static final String COMMITTED_AT = "committed-at";
+    /** W3C trace context of the span that published the message; the inbox continues the trace. Optional. */
+    public static final String TRACEPARENT = "traceparent";
     /** Why the message was dead-lettered. */
     public static final String DEAD_LETTER_REASON = "x-dead-letter-reason";
     /** Where the dead-lettered message was first published: its exchange and routing key. */

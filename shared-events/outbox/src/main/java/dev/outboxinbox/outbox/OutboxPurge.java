@@ -17,10 +17,12 @@ public class OutboxPurge {
 
     private final DataSource dataSource;
     private final OutboxConfig config;
+    private final OutboxMetrics metrics;
 
-    OutboxPurge(DataSource dataSource, OutboxConfig config) {
+    OutboxPurge(DataSource dataSource, OutboxConfig config, OutboxMetrics metrics) {
         this.dataSource = dataSource;
         this.config = config;
+        this.metrics = metrics;
     }
 
     @Scheduled(every = "${outbox.purge-interval:1m}", delayed = "${outbox.purge-interval:1m}",
@@ -34,7 +36,9 @@ public class OutboxPurge {
 
     /** @return how many rows were deleted */
     public long purge() {
-        return BatchedDelete.olderThan(dataSource, "outbox", "id", "occurred_at",
+        long deleted = BatchedDelete.olderThan(dataSource, "outbox", "id", "occurred_at",
                 Instant.now().minus(config.retention()), config.purgeBatchSize());
+        metrics.purged(deleted);
+        return deleted;
     }
 }

@@ -23,9 +23,11 @@ public class OutboxWriter {
             SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::int[], ?::jsonb[], ?::text[], ?::timestamptz[])""";
 
     private final DataSource dataSource;
+    private final OutboxMetrics metrics;
 
-    OutboxWriter(DataSource dataSource) {
+    OutboxWriter(DataSource dataSource, OutboxMetrics metrics) {
         this.dataSource = dataSource;
+        this.metrics = metrics;
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
@@ -53,6 +55,7 @@ public class OutboxWriter {
         } catch (SQLException e) {
             throw new OutboxWriteException(e);
         }
+        metrics.appendedInThisTransaction(messages);
     }
 
     /** The database refused the event: the caller's transaction must roll back with it. */

@@ -47,6 +47,18 @@ public class DeadLetterRedelivery {
     public record DeadLetter(String messageId, String type, String reason) {
     }
 
+    /** How many messages wait in the dead-letter queue; none is moved. */
+    public long depth() throws Exception {
+        try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-depth");
+             Channel channel = connection.createChannel()) {
+            return channel.messageCount(deadLetterQueue);
+        }
+    }
+
+    public String deadLetterQueue() {
+        return deadLetterQueue;
+    }
+
     /** @return every dead letter now waiting, oldest first; none is moved */
     public List<DeadLetter> list() throws Exception {
         try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-list");

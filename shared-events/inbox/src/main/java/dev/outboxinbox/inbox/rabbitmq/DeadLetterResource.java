@@ -19,9 +19,22 @@ import java.util.Optional;
 public class DeadLetterResource {
 
     private final DeadLetterRedelivery redelivery;
+    private final RecentDeadLetters recent;
 
-    DeadLetterResource(DeadLetterRedelivery redelivery) {
+    DeadLetterResource(DeadLetterRedelivery redelivery, RecentDeadLetters recent) {
         this.redelivery = redelivery;
+        this.recent = recent;
+    }
+
+    /** How the dead-letter queue stands, for a page that looks often: its depth, and what this process parked lately and why. */
+    public record Summary(String queue, long depth, List<RecentDeadLetters.Parked> recent) {
+    }
+
+    /** Touches no message (unlike {@code GET /dead-letters}): safe to poll. */
+    @GET
+    @Path("/summary")
+    public Summary summary() throws Exception {
+        return new Summary(redelivery.deadLetterQueue(), redelivery.depth(), recent.list());
     }
 
     @GET

@@ -10,10 +10,14 @@ import dev.outboxinbox.inbox.Classification;
 import dev.outboxinbox.inbox.InboxBatcher;
 import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHandler;
+import dev.outboxinbox.inbox.InboxHeaders;
+import dev.outboxinbox.inbox.InboxMessage;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.InboxTracing;
 import dev.outboxinbox.inbox.InboxSink;
 import dev.outboxinbox.inbox.MessageClassifier;
 import dev.outboxinbox.inbox.Outcome;
+import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -23,6 +27,8 @@ import jakarta.enterprise.event.Observes;
 import jakarta.interceptor.Interceptor;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,6 +69,8 @@ public class InboxConsumer {
     private final InboxBatcher batcher;
     private final InboxHandler handler;
     private final InboxMetrics metrics;
+    private final InboxTracing tracing;
+    private final RecentDeadLetters recentDeadLetters;
     private final BrokerSettings broker;
     private final InboxConfig config;
     private final int prefetch;
@@ -74,11 +82,13 @@ public class InboxConsumer {
     private volatile Thread supervisor;
 
     InboxConsumer(MessageClassifier classifier, InboxBatcher batcher, InboxHandler handler, InboxMetrics metrics,
-                  BrokerSettings broker, InboxConfig config) {
+                  InboxTracing tracing, RecentDeadLetters recentDeadLetters, BrokerSettings broker, InboxConfig config) {
         this.classifier = classifier;
         this.batcher = batcher;
         this.handler = handler;
         this.metrics = metrics;
+        this.tracing = tracing;
+        this.recentDeadLetters = recentDeadLetters;
         this.broker = broker;
         this.config = config;
         this.prefetch = config.prefetch();
@@ -257,23 +267,34 @@ public class InboxConsumer {
                 // A message the door cannot even read would otherwise close the channel and come back forever.
                 classification = new Classification.Rejected("unreadable: " + e);
             }
+            Span span = tracing.receiving(config.queue(), properties.getMessageId(), properties.getHeaders());
             if (classification instanceof Classification.Rejected rejected) {
+                InboxTracing.ended(span, "poison", rejected.reason());
                 park(envelope, properties, body, rejected.reason());
                 return;
             }
-            inbox.submit(((Classification.Accepted) classification).message()).whenComplete((outcome, failure) -> {
+            InboxMessage<?> message = ((Classification.Accepted) classification).message()
+                    .withTraceparent(InboxTracing.traceparent(span));
+            inbox.submit(message).whenComplete((outcome, failure) -> {
                 if (failure != null) {
+                    InboxTracing.ended(span, "requeued", failure.toString());
                     Log.errorf(failure, "Message %s could not be handled; it goes back to the queue", properties.getMessageId());
                     nack(envelope);
                 } else if (outcome instanceof Outcome.Poison poison) {
+                    InboxTracing.ended(span, "poison", poison.reason());
                     park(envelope, properties, body, poison.reason());
                 } else if (outcome instanceof Outcome.Transient transientFailure) {
+                    InboxTracing.ended(span, "requeued", transientFailure.reason());
                     Log.warnf("Message %s goes back to the queue: %s", properties.getMessageId(), transientFailure.reason());
                     nack(envelope);
                 } else {
                     if (outcome instanceof Outcome.Duplicate) {
                         // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
                         Log.infof("Duplicate message %s: already in the inbox, acked without effect", properties.getMessageId());
+                        InboxTracing.ended(span, "duplicate", null);
+                    } else {
+                        committedAt(properties).ifPresent(metrics::appliedAfterCommit);
+                        InboxTracing.ended(span, "applied", null);
                     }
                     ack(envelope);
                 }
@@ -286,6 +307,7 @@ public class InboxConsumer {
                 for (int attempt = 1; ; attempt++) {
                     try {
                         deadLetters.park(envelope, properties, body, reason);
+                        recentDeadLetters.add(properties.getMessageId(), properties.getType(), reason);
                         ack(envelope);
                         return;
                     } catch (Exception e) {
@@ -372,5 +394,11 @@ public class InboxConsumer {
                 Log.debugf("closing the connection: %s", e);
             }
         }
+    }
+
+    /** The producer's commit time, where the message says it (outbox-relay writes it; other producers may not). */
+    static Optional<Instant> committedAt(AMQP.BasicProperties properties) {
+        Object millis = properties.getHeaders() == null ? null : properties.getHeaders().get(InboxHeaders.COMMITTED_AT);
+        return millis instanceof Number number ? Optional.of(Instant.ofEpochMilli(number.longValue())) : Optional.empty();
     }
 }

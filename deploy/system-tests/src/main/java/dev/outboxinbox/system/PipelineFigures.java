@@ -1,0 +1,175 @@
+package dev.outboxinbox.system;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Commit → applied percentiles and the relays' lag through a whole run, as the services' own
+ * {@code /q/metrics} show them: the same figures an operator's Prometheus and {@code deploy/local/status}
+ * read. The consumers' {@code inbox_commit_to_applied_seconds} histograms are sampled every few seconds
+ * and added up across process restarts (a killed consumer starts its counters again at zero: the
+ * increments are counted, as Prometheus's {@code increase()} does), so a chaos run's percentiles cover
+ * every fault. What a consumer applied after its last sample and before a kill -9 is not counted.
+ */
+public final class PipelineFigures implements AutoCloseable {
+
+    private static final Pattern BUCKET = Pattern.compile(
+            "(?m)^inbox_commit_to_applied_seconds_bucket\\{consumer=\"([^\"]+)\",le=\"([^\"]+)\"} (\\S+)$");
+    private static final Pattern GAUGE = Pattern.compile("(?m)^(outbox_relay_slot_retained_wal_bytes|"
+            + "outbox_relay_oldest_unpublished_age_seconds)(?:\\{[^}]*})? (\\S+)$");
+
+    private final Map<String, URI> consumers;
+    private final Map<String, URI> relays;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "pipeline-figures");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** Per endpoint and consumer: the cumulative bucket counts seen last. */
+    private final Map<String, TreeMap<Double, Double>> lastSeen = new HashMap<>();
+    /** Per consumer: the bucket counts added up over the run (cumulative, as Prometheus buckets are). */
+    private final Map<String, TreeMap<Double, Double>> total = new TreeMap<>();
+    /** Per relay: the largest retained WAL (bytes) and the oldest unpublished event (seconds) seen. */
+    private final Map<String, double[]> relayWorst = new TreeMap<>();
+
+    private PipelineFigures(Map<String, URI> consumers, Map<String, URI> relays) {
+        this.consumers = consumers;
+        this.relays = relays;
+    }
+
+    /** Starts sampling the endpoints (name → base URI) every {@code interval}, until {@link #close()}. */
+    public static PipelineFigures sampling(Map<String, URI> consumers, Map<String, URI> relays, Duration interval) {
+        PipelineFigures figures = new PipelineFigures(consumers, relays);
+        figures.sampler.scheduleWithFixedDelay(figures::sample, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        return figures;
+    }
+
+    /** One last sample, then no more. */
+    @Override
+    public void close() {
+        sampler.shutdownNow();
+        try {
+            sampler.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        sample();
+    }
+
+    synchronized void sample() {
+        consumers.forEach((endpoint, uri) -> scrape(uri).ifPresent(page -> addBuckets(endpoint, page)));
+        relays.forEach((relay, uri) -> scrape(uri).ifPresent(page -> {
+            Matcher gauge = GAUGE.matcher(page);
+            double[] worst = relayWorst.computeIfAbsent(relay, r -> new double[] {-1, -1});
+            while (gauge.find()) {
+                int index = gauge.group(1).endsWith("bytes") ? 0 : 1;
+                worst[index] = Math.max(worst[index], Double.parseDouble(gauge.group(2)));
+            }
+        }));
+    }
+
+    /** Adds what a page's histogram gained since the last page from the same endpoint (all of it after a restart). */
+    synchronized void addBuckets(String endpoint, String page) {
+        Map<String, TreeMap<Double, Double>> now = new HashMap<>();
+        Matcher bucket = BUCKET.matcher(page);
+        while (bucket.find()) {
+            double le = bucket.group(2).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bucket.group(2));
+            now.computeIfAbsent(bucket.group(1), c -> new TreeMap<>()).put(le, Double.parseDouble(bucket.group(3)));
+        }
+        now.forEach((consumer, counts) -> {
+            TreeMap<Double, Double> before = lastSeen.getOrDefault(endpoint + "|" + consumer, new TreeMap<>());
+            boolean restarted = counts.getOrDefault(Double.POSITIVE_INFINITY, 0.0) < before.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
+            TreeMap<Double, Double> sum = total.computeIfAbsent(consumer, c -> new TreeMap<>());
+            counts.forEach((le, count) -> sum.merge(le, restarted ? count : count - before.getOrDefault(le, 0.0), Double::sum));
+            lastSeen.put(endpoint + "|" + consumer, counts);
+        });
+    }
+
+    /** The q-quantile of a consumer's commit → applied, in seconds, interpolated within its bucket (histogram_quantile); NaN if none. */
+    public synchronized double quantile(String consumer, double q) {
+        TreeMap<Double, Double> buckets = total.get(consumer);
+        if (buckets == null || buckets.getOrDefault(Double.POSITIVE_INFINITY, 0.0) <= 0) {
+            return Double.NaN;
+        }
+        double rank = q * buckets.get(Double.POSITIVE_INFINITY);
+        double lower = 0;
+        double below = 0;
+        for (Map.Entry<Double, Double> entry : buckets.entrySet()) {
+            if (entry.getValue() >= rank) {
+                if (entry.getKey().isInfinite()) {
+                    return lower;
+                }
+                double inBucket = entry.getValue() - below;
+                return inBucket <= 0 ? entry.getKey() : lower + (entry.getKey() - lower) * (rank - below) / inBucket;
+            }
+            lower = entry.getKey();
+            below = entry.getValue();
+        }
+        return lower;
+    }
+
+    /** Messages timed, per consumer. */
+    public synchronized long count(String consumer) {
+        TreeMap<Double, Double> buckets = total.get(consumer);
+        return buckets == null ? 0 : Math.round(buckets.getOrDefault(Double.POSITIVE_INFINITY, 0.0));
+    }
+
+    /** For the JSON report: per consumer n, p50, p95, p99 (ms); per relay the worst lag seen. */
+    public synchronized Map<String, Object> summary() {
+        Map<String, Object> summary = new LinkedHashMap<>();
+        Map<String, Object> latency = new LinkedHashMap<>();
+        for (String consumer : total.keySet()) {
+            latency.put(consumer, Map.of("n", count(consumer), "p50Ms", millis(quantile(consumer, 0.5)),
+                    "p95Ms", millis(quantile(consumer, 0.95)), "p99Ms", millis(quantile(consumer, 0.99))));
+        }
+        summary.put("commitToApplied", latency);
+        Map<String, Object> lag = new LinkedHashMap<>();
+        relayWorst.forEach((relay, worst) -> lag.put(relay, Map.of("maxRetainedWalBytes", (long) worst[0],
+                "maxOldestUnpublishedSeconds", worst[1])));
+        summary.put("relayLag", lag);
+        return summary;
+    }
+
+    public synchronized String toText() {
+        StringBuilder text = new StringBuilder();
+        for (String consumer : total.keySet()) {
+            text.append("commit → applied     %s: p50 %d ms, p95 %d ms, p99 %d ms (n=%d)%n".formatted(consumer,
+                    millis(quantile(consumer, 0.5)), millis(quantile(consumer, 0.95)), millis(quantile(consumer, 0.99)), count(consumer)));
+        }
+        relayWorst.forEach((relay, worst) -> text.append("relay lag, worst     %s: %s WAL retained, oldest unpublished %.1f s%n"
+                .formatted(relay, worst[0] < 0 ? "?" : "%.1f MB".formatted(worst[0] / 1e6), worst[1])));
+        return text.toString();
+    }
+
+    private static long millis(double seconds) {
+        return Double.isNaN(seconds) ? -1 : Math.round(seconds * 1000);
+    }
+
+    private Optional<String> scrape(URI base) {
+        try {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(base.resolve("/q/metrics"))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty(); // down (killed, restarting): the next sample counts what it gained
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+}

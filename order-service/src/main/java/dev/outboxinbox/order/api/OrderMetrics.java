@@ -1,0 +1,29 @@
+package dev.outboxinbox.order.api;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.enterprise.context.ApplicationScoped;
+
+/**
+ * {@code orders_placed_total} (new orders, each with its event in the outbox) and
+ * {@code orders_replayed_total} (a retry with a known {@code Idempotency-Key}: the earlier order
+ * returned, nothing written). Counted after the transaction committed.
+ */
+@ApplicationScoped
+class OrderMetrics {
+
+    private final Counter placed;
+    private final Counter replayed;
+
+    OrderMetrics(MeterRegistry registry) {
+        placed = Counter.builder("orders.placed").description("Orders placed: the order and its event committed together")
+                .register(registry);
+        replayed = Counter.builder("orders.replayed")
+                .description("Idempotent replays: a retry with a known Idempotency-Key, answered with the earlier order")
+                .register(registry);
+    }
+
+    void answered(boolean wasReplay) {
+        (wasReplay ? replayed : placed).increment();
+    }
+}

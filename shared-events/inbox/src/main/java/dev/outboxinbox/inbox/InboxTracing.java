@@ -1,0 +1,91 @@
+package dev.outboxinbox.inbox;
+
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The consumer's hop in a trace: a CONSUMER span per message that arrives with a {@code traceparent},
+ * a child of the producer's (outbox-relay's publish span), from its arrival to its outcome (the inbox
+ * transaction committed, a duplicate acked, a poison message dead-lettered). Its traceparent is handed
+ * to the effect ({@link InboxMessage#traceparent()}), so a reply written to an outbox in the same
+ * transaction continues the same trace. Without OpenTelemetry in the service, the no-op tracer hands
+ * the incoming traceparent on untouched.
+ */
+@ApplicationScoped
+public class InboxTracing {
+
+    private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
+    private static final TextMapGetter<Map<String, Object>> HEADERS = new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Map<String, Object> carrier) {
+            return carrier.keySet();
+        }
+
+        @Override
+        public String get(Map<String, Object> carrier, String key) {
+            Object value = carrier == null ? null : carrier.get(key);
+            return value == null ? null : value.toString();
+        }
+    };
+
+    private final Tracer tracer;
+    private final String consumer;
+
+    @Inject
+    InboxTracing(Instance<OpenTelemetry> openTelemetry, InboxConfig config) {
+        this((openTelemetry.isResolvable() ? openTelemetry.get() : OpenTelemetry.noop()).getTracer("inbox"), config.consumer());
+    }
+
+    InboxTracing(Tracer tracer, String consumer) {
+        this.tracer = tracer;
+        this.consumer = consumer;
+    }
+
+    /** A span for a message taken from {@code queue}; an invalid (nothing recorded) span if the message carries no trace. */
+    public Span receiving(String queue, String messageId, Map<String, Object> headers) {
+        if (headers == null || headers.get(InboxHeaders.TRACEPARENT) == null) {
+            return Span.getInvalid();
+        }
+        Context parent = W3C.extract(Context.root(), headers, HEADERS);
+        return tracer.spanBuilder(queue + " process").setSpanKind(SpanKind.CONSUMER).setParent(parent)
+                .setAttribute("messaging.system", "rabbitmq")
+                .setAttribute("messaging.operation.type", "process")
+                .setAttribute("messaging.destination.name", queue)
+                .setAttribute("messaging.message.id", String.valueOf(messageId))
+                .setAttribute("messaging.consumer.group.name", consumer)
+                .startSpan();
+    }
+
+    /** The span's W3C traceparent, or null if it has no valid context. */
+    public static String traceparent(Span span) {
+        if (!span.getSpanContext().isValid()) {
+            return null;
+        }
+        Map<String, String> carrier = new HashMap<>();
+        W3C.inject(Context.root().with(span), carrier, Map::put);
+        return carrier.get(InboxHeaders.TRACEPARENT);
+    }
+
+    /** Ends the span with the message's outcome ({@code applied}, {@code duplicate}, {@code poison}, {@code requeued}). */
+    public static void ended(Span span, String outcome, String reason) {
+        span.setAttribute("inbox.outcome", outcome);
+        if (reason != null) {
+            span.setAttribute("inbox.reason", reason);
+        }
+        if ("poison".equals(outcome)) {
+            span.setStatus(StatusCode.ERROR, reason == null ? "dead-lettered" : reason);
+        }
+        span.end();
+    }
+}
