@@ -3,7 +3,9 @@ package dev.outboxinbox.inventory;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.hasItems;
 
 import com.rabbitmq.client.GetResponse;
@@ -65,6 +67,12 @@ class OperationsTest {
                     .as("the reply, in the same transaction").isEqualTo(1);
             assertThat(Prometheus.find(after, "inbox_transient_failures_total", "consumer", "inventory-service")).isPresent();
         });
+        // The summary a page may poll: the queue's depth and the reason, without taking the message.
+        given().get("/dead-letters/summary").then().statusCode(200)
+                .body("queue", equalTo("inventory.orders.dead-letter"))
+                .body("depth", greaterThanOrEqualTo(1))
+                .body("recent[0].messageId", equalTo(poisonId))
+                .body("recent[0].reason", containsString("malformed JSON"));
         List<GetResponse> parked = new ArrayList<>();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             parked.addAll(Broker.takeDeadLetters());

@@ -49,12 +49,14 @@ class SlotRecovery {
     private final RelayConfig.Offsets offsets;
     private final ConfirmingPublisher publisher;
     private final RelayStatus status;
+    private final RelayTracing tracing;
 
-    SlotRecovery(RelayConfig config, ConfirmingPublisher publisher, RelayStatus status) {
+    SlotRecovery(RelayConfig config, ConfirmingPublisher publisher, RelayStatus status, RelayTracing tracing) {
         this.source = config.source();
         this.offsets = config.offsets();
         this.publisher = publisher;
         this.status = status;
+        this.tracing = tracing;
     }
 
     /** The slot as PostgreSQL reports it: where its consumer confirmed up to, and whether its WAL is still there. */
@@ -251,12 +253,12 @@ class SlotRecovery {
                     batch.add(OutboundMessage.of(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getInt(5), rs.getString(6), rs.getLong(7), rs.getString(8)));
                     if (batch.size() == BATCH) {
-                        status.recordParked(publisher.publish(batch));
+                        status.recordParked(publishTraced(batch));
                         published += batch.size();
                         batch.clear();
                     }
                 }
-                status.recordParked(publisher.publish(batch));
+                status.recordParked(publishTraced(batch));
                 published += batch.size();
             }
         } finally {
@@ -264,6 +266,20 @@ class SlotRecovery {
             sourceDb.setAutoCommit(true);
         }
         return published;
+    }
+
+    /** Each event republished in a publish span of its own, in the trace its row carries (as the stream does). */
+    private List<BatchConfirms.Returned> publishTraced(List<OutboundMessage> batch)
+            throws PublishFailedException, InterruptedException {
+        RelayTracing.Batch traced = tracing.publishing(batch);
+        try {
+            List<BatchConfirms.Returned> parked = publisher.publish(traced.messages());
+            traced.confirmed(parked);
+            return parked;
+        } catch (PublishFailedException | InterruptedException | RuntimeException e) {
+            traced.failed(e);
+            throw e;
+        }
     }
 
     private static boolean tableExists(Connection c, String table) throws SQLException {
