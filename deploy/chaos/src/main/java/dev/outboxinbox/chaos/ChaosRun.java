@@ -299,7 +299,8 @@ public final class ChaosRun {
         target.start(service);
     }
 
-    static SystemUnderTest system() {
+    /** The system deploy/local runs, from the environment deploy/local/lib.sh's load_env exports. */
+    public static SystemUnderTest system() {
         String pgHost = env("POSTGRES_HOST", "127.0.0.1");
         String pgPort = env("POSTGRES_PORT", "5432");
         String jdbc = "jdbc:postgresql://" + pgHost + ":" + pgPort + "/";

@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -44,8 +45,17 @@ public final class OrderLoad {
     public record Line(String sku, int quantity) {
     }
 
+    /** @param sentAt when its first attempt was sent (null where unknown) */
     public record Request(int index, String idempotencyKey, List<Line> lines, Result result, UUID orderId,
-                          int attempts, String detail) {
+                          int attempts, String detail, Instant sentAt) {
+
+        public Request(int index, String idempotencyKey, List<Line> lines, Result result, UUID orderId, int attempts, String detail) {
+            this(index, idempotencyKey, lines, result, orderId, attempts, detail, null);
+        }
+
+        Request sentAt(Instant first) {
+            return new Request(index, idempotencyKey, lines, result, orderId, attempts, detail, first);
+        }
     }
 
     public record Progress(int done, int total, int ok, int failed, int unknown, int retries) {
@@ -59,12 +69,14 @@ public final class OrderLoad {
     public static final List<String> SKUS = List.of("SKU-APPLE", "SKU-PEAR", "SKU-PLUM", "SKU-FIG", "SKU-DURIAN");
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_IN_FLIGHT = 64;
+    /** Requests in flight at most, unless the caller says otherwise. */
+    public static final int MAX_IN_FLIGHT = 64;
 
     private final URI orderService;
     private final String runId;
     private final long seed;
     private final int attempts;
+    private final int maxInFlight;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     /**
@@ -72,10 +84,19 @@ public final class OrderLoad {
      * @param attempts attempts per order before its result stays unknown (or failed)
      */
     public OrderLoad(URI orderService, String runId, long seed, int attempts) {
+        this(orderService, runId, seed, attempts, MAX_IN_FLIGHT);
+    }
+
+    /**
+     * @param maxInFlight requests in flight at most: with a rate the service cannot reach, the load
+     *                    is a closed loop of this many clients (deploy/benchmarks' saturation run)
+     */
+    public OrderLoad(URI orderService, String runId, long seed, int attempts, int maxInFlight) {
         this.orderService = orderService;
         this.runId = runId;
         this.seed = seed;
         this.attempts = attempts;
+        this.maxInFlight = maxInFlight;
     }
 
     /** The lines of order {@code index}: one to three distinct SKUs, 1–5 of each. */
@@ -98,7 +119,7 @@ public final class OrderLoad {
         AtomicInteger failed = new AtomicInteger();
         AtomicInteger unknown = new AtomicInteger();
         AtomicInteger retries = new AtomicInteger();
-        Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
+        Semaphore inFlight = new Semaphore(maxInFlight);
         ScheduledExecutorService retryTimer = Executors.newSingleThreadScheduledExecutor();
         List<CompletableFuture<Request>> all = new ArrayList<>(orders);
         long start = System.nanoTime();
@@ -111,7 +132,9 @@ public final class OrderLoad {
                 }
                 inFlight.acquireUninterruptibly();
                 int index = i;
-                CompletableFuture<Request> request = place(index, linesOf(index), 1, false, retryTimer, retries);
+                Instant sentAt = Instant.now();
+                CompletableFuture<Request> request = place(index, linesOf(index), 1, false, retryTimer, retries)
+                        .thenApply(r -> r.sentAt(sentAt));
                 request.whenComplete((r, e) -> {
                     inFlight.release();
                     (r.result() == Result.OK ? ok : r.result() == Result.FAILED ? failed : unknown).incrementAndGet();

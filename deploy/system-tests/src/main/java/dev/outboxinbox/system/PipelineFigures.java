@@ -59,6 +59,21 @@ public final class PipelineFigures implements AutoCloseable {
         return figures;
     }
 
+    /**
+     * As {@link #sampling}, counting only what happens from now on: what the histograms hold already
+     * (an earlier load on the same processes) is the baseline, not part of the figures.
+     */
+    public static PipelineFigures samplingFromNow(Map<String, URI> consumers, Map<String, URI> relays, Duration interval) {
+        PipelineFigures figures = new PipelineFigures(consumers, relays);
+        synchronized (figures) {
+            figures.sample();
+            figures.total.clear();
+            figures.relayWorst.clear();
+        }
+        figures.sampler.scheduleWithFixedDelay(figures::sample, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        return figures;
+    }
+
     /** One last sample, then no more. */
     @Override
     public void close() {

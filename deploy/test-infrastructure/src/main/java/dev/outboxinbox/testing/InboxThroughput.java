@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 
 /**
  * How the consumer benchmarks (InventoryBenchmark, ReplyBenchmark) measure a packaged service's
@@ -30,19 +31,39 @@ public final class InboxThroughput {
     public record Round(double seconds, double rate, double publishRate) {
     }
 
+    /**
+     * Where a message's effect shows, and how it is held back: the table whose SHARE lock holds every
+     * insert back, and the lookup and count that tell it is there.
+     *
+     * @param table    locked while the messages are published, and counted
+     * @param lookup   SQL with one parameter, the message's key: a row if it is done
+     * @param key      a message's key for {@code lookup}
+     */
+    public record Completion(String table, String lookup, Function<Outgoing, String> key) {
+
+        /** The inbox row: the message id. */
+        public static final Completion INBOX = new Completion("inbox", "SELECT 1 FROM inbox WHERE message_id = ?",
+                message -> message.properties().getMessageId());
+    }
+
     private final PostgresEndpoint pg;
     private final String database;
     private final Channel channel;
+    private final Completion completion;
 
-    /** @param channel a channel of the benchmark's own, in confirm mode */
-    InboxThroughput(PostgresEndpoint pg, String database, Channel channel) {
+    /**
+     * @param channel    a channel of the benchmark's own, in confirm mode
+     * @param completion where each message's effect shows
+     */
+    public InboxThroughput(PostgresEndpoint pg, String database, Channel channel, Completion completion) {
         this.pg = pg;
         this.database = database;
         this.channel = channel;
+        this.completion = completion;
     }
 
     /** The packaged service's environment: this database and virtual host on the real servers, as their superusers. */
-    static Map<String, String> environment(PostgresEndpoint pg, String database, String virtualHost) {
+    public static Map<String, String> environment(PostgresEndpoint pg, String database, String virtualHost) {
         RabbitMqEndpoint broker = RealServices.rabbitMq();
         return Map.of(
                 "QUARKUS_DATASOURCE_JDBC_URL", pg.jdbcUrl(database),
@@ -80,7 +101,7 @@ public final class InboxThroughput {
                 pg.execute(database, setupSql);
             }
             channel.confirmSelect();
-            new InboxThroughput(pg, database, channel).report(what, messages, count);
+            new InboxThroughput(pg, database, channel, Completion.INBOX).report(what, messages, count);
         } finally {
             service.stopGracefully();
         }
@@ -92,9 +113,9 @@ public final class InboxThroughput {
      */
     public void report(String what, Messages messages, int count) throws Exception {
         List<Outgoing> warmUp = messages.make(pg, database, count);
-        System.out.printf("warm-up: %,.0f distinct messages/s%n", distinct(warmUp, lastId(warmUp)).rate());
+        System.out.printf("warm-up: %,.0f distinct messages/s%n", distinct(warmUp).rate());
         List<Outgoing> sent = messages.make(pg, database, count);
-        Round distinct = distinct(sent, lastId(sent));
+        Round distinct = distinct(sent);
         System.out.printf("distinct: %,d %s applied in %.2f s = %,.0f messages/s (published at %,.0f/s)%n",
                 count, what, distinct.seconds(), distinct.rate(), distinct.publishRate());
         Round duplicates = duplicates(sent, messages.make(pg, database, 1).get(0));
@@ -102,18 +123,14 @@ public final class InboxThroughput {
                 count, what, duplicates.seconds(), duplicates.rate(), duplicates.publishRate());
     }
 
-    private static String lastId(List<Outgoing> messages) {
-        return messages.get(messages.size() - 1).properties().getMessageId();
-    }
-
-    /** Publishes {@code messages} held back, and measures until the inbox holds {@code expectNew} more rows and {@code last}. */
-    public Round distinct(List<Outgoing> messages, String last) throws Exception {
-        long before = inboxRows();
+    /** Publishes distinct {@code messages} held back, and measures until the effect of every one of them shows. */
+    public Round distinct(List<Outgoing> messages) throws Exception {
+        long before = rows();
         Released released = publishHeldBack(messages);
         // An index lookup for the last message while they flow (a count would scan the table under
         // the service's feet), then the count once, to be exact.
-        awaitInInbox(last);
-        while (inboxRows() < before + messages.size()) {
+        awaitDone(messages.get(messages.size() - 1));
+        while (rows() < before + messages.size()) {
             LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
         }
         double seconds = (System.nanoTime() - released.at()) / 1e9;
@@ -128,7 +145,7 @@ public final class InboxThroughput {
         List<Outgoing> all = new ArrayList<>(duplicates);
         all.add(sentinel);
         Released released = publishHeldBack(all);
-        awaitInInbox(sentinel.properties().getMessageId());
+        awaitDone(sentinel);
         double seconds = (System.nanoTime() - released.at()) / 1e9;
         return new Round(seconds, duplicates.size() / seconds, released.publishRate());
     }
@@ -139,7 +156,7 @@ public final class InboxThroughput {
     private Released publishHeldBack(List<Outgoing> messages) throws Exception {
         try (Connection lock = pg.connect(database)) {
             lock.setAutoCommit(false);
-            lock.createStatement().execute("LOCK TABLE inbox IN SHARE MODE");
+            lock.createStatement().execute("LOCK TABLE " + completion.table() + " IN SHARE MODE");
             double publishRate = publish(messages, System.nanoTime());
             lock.commit();
             return new Released(System.nanoTime(), publishRate);
@@ -160,22 +177,24 @@ public final class InboxThroughput {
         return messages.size() / ((System.nanoTime() - start) / 1e9);
     }
 
-    private void awaitInInbox(String messageId) throws Exception {
-        while (!inInbox(messageId)) {
+    private void awaitDone(Outgoing message) throws Exception {
+        String key = completion.key().apply(message);
+        while (!done(key)) {
             LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
         }
     }
 
-    private long inboxRows() throws Exception {
-        try (Connection c = pg.connect(database); ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM inbox")) {
+    private long rows() throws Exception {
+        try (Connection c = pg.connect(database);
+             ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM " + completion.table())) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
-    private boolean inInbox(String messageId) throws Exception {
-        try (Connection c = pg.connect(database); PreparedStatement q = c.prepareStatement("SELECT 1 FROM inbox WHERE message_id = ?")) {
-            q.setString(1, messageId);
+    private boolean done(String key) throws Exception {
+        try (Connection c = pg.connect(database); PreparedStatement q = c.prepareStatement(completion.lookup())) {
+            q.setString(1, key);
             try (ResultSet rs = q.executeQuery()) {
                 return rs.next();
             }

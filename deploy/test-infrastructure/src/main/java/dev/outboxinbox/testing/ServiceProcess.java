@@ -33,6 +33,11 @@ public final class ServiceProcess {
     }
 
     public static ServiceProcess start(Path quarkusApp, Map<String, String> environment, File log) throws IOException {
+        return start(Path.of(System.getProperty("java.home"), "bin", "java"), quarkusApp, environment, log);
+    }
+
+    /** As {@link #start(Path, Map, File)}, on another JVM ({@code java} is its launcher). */
+    public static ServiceProcess start(Path java, Path quarkusApp, Map<String, String> environment, File log) throws IOException {
         Path jar = quarkusApp.resolve("quarkus-run.jar");
         if (!jar.toFile().exists()) {
             throw new IllegalStateException(jar + " is missing: package the service first");
@@ -42,7 +47,7 @@ public final class ServiceProcess {
             port = socket.getLocalPort();
         }
         List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m", "-XX:+UseSerialGC"));
+                java.toString(), "-Xmx512m", "-XX:+UseSerialGC"));
         String extra = System.getenv("SERVICE_JAVA_OPTS");
         if (extra != null && !extra.isBlank()) {
             command.addAll(List.of(extra.trim().split("\\s+")));
@@ -61,6 +66,11 @@ public final class ServiceProcess {
         Map<String, String> env = new java.util.LinkedHashMap<>();
         config.forEach((key, value) -> env.put(key.toUpperCase().replace('.', '_').replace('-', '_'), value));
         return env;
+    }
+
+    /** The operating system's id of the process (its memory is read from /proc). */
+    public long pid() {
+        return process.pid();
     }
 
     public int port() {

@@ -1,0 +1,203 @@
+package dev.outboxinbox.benchmarks;
+
+import dev.outboxinbox.system.OrderLoad;
+import dev.outboxinbox.system.PipelineFigures;
+import dev.outboxinbox.system.SystemUnderTest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The whole system as deploy/local runs it on this machine (order-service, inventory-service and both
+ * relays, on the same PostgreSQL and RabbitMQ), reset first: orders through {@code POST /orders}.
+ * <ol>
+ *   <li>saturation: a closed loop of {@code clients} requests in flight; orders/s accepted (201) and
+ *       orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
+ *   <li>latency: half that rate, open loop; commit → applied as inventory's own histogram shows it
+ *       (the WAL's commit time to the inbox commit), and POST sent → applied per order;</li>
+ *   <li>memory: each service's RSS idle after start, at its peak under saturation, idle after;</li>
+ *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}).</li>
+ * </ol>
+ */
+final class Pipeline {
+
+    static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
+
+    record Result(int clients, int orders, int accepted, int refused, double acceptedPerSecond, double appliedPerSecond,
+                  double repliesDrainedAfterSeconds, Cpu.Profile cpu,
+                  double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied, Percentiles postToApplied,
+                  Map<String, Double> rssIdleMib, Map<String, Double> rssPeakMib, Map<String, Double> rssAfterMib) {
+    }
+
+    private final Scratch scratch;
+    private final SystemUnderTest system;
+    private final Settings settings;
+
+    Pipeline(Scratch scratch, SystemUnderTest system, Settings settings) {
+        this.scratch = scratch;
+        this.system = system;
+        this.settings = settings;
+    }
+
+    Result measure() throws Exception {
+        Path root = scratch.root();
+        script(root, "deploy/local/reset");
+        script(root, "deploy/local/up");
+        try {
+            Map<String, Long> pids = pids(root);
+            Map<String, Double> idle = Memory.nowMib(pids);
+            String run = "bench-" + System.currentTimeMillis();
+
+            System.out.printf("[pipeline] warm-up: %,d orders at saturation (%d in flight), not counted%n",
+                    settings.warmupOrders(), settings.clients());
+            List<OrderLoad.Request> warmUp = load(run + "-warmup", settings.warmupOrders(), Double.MAX_VALUE);
+            awaitApplied(accepted(warmUp));
+            awaitReplies(accepted(warmUp));
+
+            System.out.printf("[pipeline] saturation: %,d orders, %d in flight%n", settings.saturationOrders(), settings.clients());
+            Cpu.Snapshot cpuBefore = Cpu.read(pids);
+            long start = System.nanoTime();
+            Memory memory = Memory.samplingPeak(pids);
+            List<OrderLoad.Request> saturation;
+            long end;
+            try {
+                saturation = load(run + "-saturation", settings.saturationOrders(), Double.MAX_VALUE);
+                end = System.nanoTime();
+                awaitApplied(accepted(saturation));
+            } finally {
+                memory.close();
+            }
+            Cpu.Profile cpu = Cpu.between(cpuBefore, Cpu.read(pids), accepted(saturation).size());
+            Map<String, Double> peak = memory.peakMib();
+            List<UUID> ok = accepted(saturation);
+            double acceptedPerSecond = ok.size() / ((end - start) / 1e9);
+            Map<UUID, Instant> applied = appliedAt(ok);
+            Instant firstSent = saturation.stream().map(OrderLoad.Request::sentAt).min(Instant::compareTo).orElseThrow();
+            Instant lastApplied = applied.values().stream().max(Instant::compareTo).orElseThrow();
+            double appliedPerSecond = applied.size() / (Duration.between(firstSent, lastApplied).toNanos() / 1e9);
+            System.out.printf("[pipeline] saturation: %,.0f orders/s accepted, %,.0f orders/s applied in inventory%n",
+                    acceptedPerSecond, appliedPerSecond);
+            // The replies' hop drains too before the latency run, or its figures would be the backlog's.
+            long repliesFrom = System.nanoTime();
+            awaitReplies(ok);
+            double repliesBehindSeconds = (System.nanoTime() - repliesFrom) / 1e9;
+            System.out.printf("[pipeline] the replies' hop drained %.1f s after inventory had applied every order%n", repliesBehindSeconds);
+
+            double rate = Math.max(1, acceptedPerSecond / 2);
+            int count = (int) Math.max(1, Math.round(rate * settings.latencySeconds()));
+            System.out.printf("[pipeline] latency: %,d orders at %,.0f/s (half the saturation rate)%n", count, rate);
+            PipelineFigures figures = PipelineFigures.samplingFromNow(Map.of("inventory-service", system.inventoryService(),
+                    "order-service", system.orderService()), Map.of(), Duration.ofSeconds(1));
+            List<OrderLoad.Request> paced;
+            try {
+                paced = load(run + "-latency", count, rate);
+                awaitApplied(accepted(paced));
+                awaitReplies(accepted(paced));
+            } finally {
+                figures.close();
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Map<String, Object>> commitToApplied = (Map<String, Map<String, Object>>) figures.summary().get("commitToApplied");
+            Map<UUID, Instant> pacedApplied = appliedAt(accepted(paced));
+            List<Double> postToApplied = new ArrayList<>();
+            for (OrderLoad.Request request : paced) {
+                Instant at = request.orderId() == null ? null : pacedApplied.get(request.orderId());
+                if (at != null) {
+                    postToApplied.add(Duration.between(request.sentAt(), at).toNanos() / 1e6);
+                }
+            }
+            Map<String, Double> after = Memory.nowMib(pids);
+            int refused = (int) saturation.stream().filter(r -> r.result() != OrderLoad.Result.OK).count();
+            return new Result(settings.clients(), saturation.size(), ok.size(), refused, acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
+                    rate, count, commitToApplied, Percentiles.of(postToApplied), idle, peak, after);
+        } finally {
+            script(root, "deploy/local/down");
+        }
+    }
+
+    private List<OrderLoad.Request> load(String run, int orders, double perSecond) {
+        return new OrderLoad(system.orderService(), run, 11, 3, settings.clients()).run(orders, perSecond, progress -> { });
+    }
+
+    private static List<UUID> accepted(List<OrderLoad.Request> requests) {
+        return requests.stream().filter(r -> r.result() == OrderLoad.Result.OK).map(OrderLoad.Request::orderId).toList();
+    }
+
+    /** Waits (at most 5 minutes) until inventory has decided every one of these orders. */
+    private void awaitApplied(List<UUID> orders) throws SQLException {
+        awaitCount(orders, "SELECT count(*) FROM order_outcomes WHERE order_id = ANY(?)", true);
+    }
+
+    /** Waits until order-service has learnt inventory's decision on every one (the reply hop is drained too). */
+    private void awaitReplies(List<UUID> orders) throws SQLException {
+        awaitCount(orders, "SELECT count(*) FROM orders WHERE id = ANY(?) AND status <> 'PENDING'", false);
+    }
+
+    private void awaitCount(List<UUID> orders, String sql, boolean inventory) throws SQLException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+        try (Connection c = inventory ? system.inventory().connect() : system.orders().connect();
+             PreparedStatement query = c.prepareStatement(sql)) {
+            query.setArray(1, c.createArrayOf("uuid", orders.toArray()));
+            while (true) {
+                try (ResultSet rs = query.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) >= orders.size()) {
+                        return;
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(rs.getLong(1) + " of " + orders.size() + " orders after 5 minutes: "
+                                + sql + " (is the pipeline stuck? deploy/local/status)");
+                    }
+                }
+                LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+            }
+        }
+    }
+
+    /** When inventory's transaction decided each order (the decision's timestamp, taken in that transaction). */
+    private Map<UUID, Instant> appliedAt(List<UUID> orders) throws SQLException {
+        Map<UUID, Instant> at = new HashMap<>();
+        try (Connection c = system.inventory().connect();
+             PreparedStatement query = c.prepareStatement("SELECT order_id, decided_at FROM order_outcomes WHERE order_id = ANY(?)")) {
+            Array ids = c.createArrayOf("uuid", orders.toArray());
+            query.setArray(1, ids);
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    at.put(rs.getObject(1, UUID.class), rs.getTimestamp(2).toInstant());
+                }
+            }
+        }
+        return at;
+    }
+
+    /** The services deploy/local started: their pid files. */
+    private static Map<String, Long> pids(Path root) throws IOException {
+        Path runDir = System.getenv("LOCAL_RUN_DIR") != null ? Path.of(System.getenv("LOCAL_RUN_DIR")) : root.resolve("deploy/local/run");
+        Map<String, Long> pids = new LinkedHashMap<>();
+        for (String service : SERVICES) {
+            pids.put(service, Long.parseLong(Files.readString(runDir.resolve(service + ".pid")).trim()));
+        }
+        return pids;
+    }
+
+    static void script(Path root, String script) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("bash", root.resolve(script).toString()).directory(root.toFile()).inheritIO().start();
+        if (process.waitFor() != 0) {
+            throw new IllegalStateException(script + " exited with " + process.exitValue());
+        }
+    }
+}

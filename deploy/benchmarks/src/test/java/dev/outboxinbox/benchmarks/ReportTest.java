@@ -1,0 +1,74 @@
+package dev.outboxinbox.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReportTest {
+
+    private static Report report(double relayWarm, double inboxOn) {
+        Map<String, Object> conditions = new LinkedHashMap<>();
+        conditions.put("date", "2026-12-04T05:00:00Z");
+        conditions.put("mode", "full");
+        conditions.put("cores", 2);
+        conditions.put("loadAverageStart", "1.00 1.00 1.00");
+        conditions.put("loadAverageEnd", "2.00 2.00 2.00");
+        Pipeline.Result pipeline = new Pipeline.Result(32, 1000, 1000, 0, 600, 550, 1.5,
+                new Cpu.Profile(Map.of("order-service", 3.0, Cpu.POSTGRES, 2.5), 0.98, 40), 300, 18000,
+                Map.of("inventory-service", Map.of("n", 18000L, "p50Ms", 20L, "p95Ms", 40L, "p99Ms", 90L)),
+                new Percentiles(18000, 25, 50, 120, 400),
+                Map.of("order-service", 200.0), Map.of("order-service", 400.0), Map.of("order-service", 300.0));
+        List<RelayPeers.Turn> turns = List.of(
+                new RelayPeers.Turn(Report.OUR, 1, new RelayPeers.Drain(3000, 10_000), new RelayPeers.Drain(20, relayWarm), 250),
+                new RelayPeers.Turn(Report.PEER, 1, new RelayPeers.Drain(6000, 8_000), new RelayPeers.Drain(30, 9_000), 300),
+                new RelayPeers.Turn(Report.PEER, 2, new RelayPeers.Drain(6000, 12_000), new RelayPeers.Drain(30, 11_000), 300),
+                new RelayPeers.Turn(Report.OUR, 2, new RelayPeers.Drain(3000, 14_000), new RelayPeers.Drain(20, relayWarm), 250));
+        List<InboxCost.Round> inbox = List.of(new InboxCost.Round(1, true, inboxOn, 300), new InboxCost.Round(1, false, 4000, 300));
+        return new Report(conditions, List.of(new Ceiling.Result(1000, 20, 32, 30, 30000), new Ceiling.Result(1200, 18, 32, 30, 36000)),
+                pipeline, turns, inbox);
+    }
+
+    @Test
+    void ratiosAreOfMediansMeasuredInTheSameRun() {
+        Map<String, Object> ratios = report(9_000, 3_600).ratios();
+        assertThat(ratios.get("pipelineAcceptedOverCeiling")).isEqualTo(0.545); // 600 / mean(1000, 1200)
+        assertThat(ratios.get("pipelineAppliedOverCeiling")).isEqualTo(0.5);
+        assertThat(ratios.get("relayOverDebeziumServerCold")).isEqualTo(1.2); // median 12,000 / median 10,000
+        assertThat(ratios.get("relayOverDebeziumServerWarm")).isEqualTo(0.9);
+        assertThat(ratios.get("inboxCost")).isEqualTo(0.1);
+    }
+
+    @Test
+    void goalsSayWhichAreMissed() {
+        assertThat(report(9_000, 3_600).goals()).containsEntry("relay ≥ 1.0× Debezium Server, warm", "MISSED")
+                .containsEntry("relay ≥ 1.0× Debezium Server, cold", "met")
+                .containsEntry("pipeline ≥ 50 % of the pgbench ceiling (applied)", "met")
+                .containsEntry("inbox costs ≤ 15 %", "met");
+        assertThat(report(11_000, 3_000).goals()).containsEntry("relay ≥ 1.0× Debezium Server, warm", "met")
+                .containsEntry("inbox costs ≤ 15 %", "MISSED");
+    }
+
+    @Test
+    void writesTextJsonAndAChart(@TempDir Path directory) throws Exception {
+        String text = report(9_000, 3_600).write(directory);
+        assertThat(text).contains("1,000 tps", "1,200 tps", "outbox-relay ÷ Debezium Server", "1.20× cold, 0.90× warm", "exactly-once costs 10 %", "MISSED");
+        assertThat(Files.readString(directory.resolve("report.txt"))).isEqualTo(text);
+        JsonNode json = new ObjectMapper().readTree(directory.resolve("report.json").toFile());
+        assertThat(json.at("/ratios/relayOverDebeziumServerCold").asDouble()).isEqualTo(1.2);
+        assertThat(json.at("/relay/0/cold/eventsPerSecond").asDouble()).isEqualTo(10_000);
+        assertThat(json.at("/pipeline/postToApplied/p99").asDouble()).isEqualTo(120);
+        BufferedImage chart = ImageIO.read(directory.resolve("chart.png").toFile());
+        assertThat(chart.getWidth()).isEqualTo(1600);
+        assertThat(chart.getHeight()).isEqualTo(800);
+    }
+}
