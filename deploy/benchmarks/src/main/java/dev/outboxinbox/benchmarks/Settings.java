@@ -20,9 +20,9 @@ record Settings(boolean smoke, int clients, int ceilingSeconds, int warmupOrders
 
     static Settings of(boolean smoke) {
         return smoke
-                ? new Settings(true, size("clients", 32), size("ceilingSeconds", 3), size("warmupOrders", 100),
-                        size("saturationOrders", 300), size("latencySeconds", 5), size("backlog", 1_000), size("peerRounds", 1),
-                        size("inboxEvents", 500), size("inboxRounds", 1))
+                ? new Settings(true, size("clients", 32), size("ceilingSeconds", 2), size("warmupOrders", 50),
+                        size("saturationOrders", 200), size("latencySeconds", 3), size("backlog", 500), size("peerRounds", 1),
+                        size("inboxEvents", 300), size("inboxRounds", 1))
                 : new Settings(false, size("clients", 32), size("ceilingSeconds", 30), size("warmupOrders", 3_000),
                         size("saturationOrders", 20_000), size("latencySeconds", 60), size("backlog", 100_000), size("peerRounds", 2),
                         size("inboxEvents", 20_000), size("inboxRounds", 3));
