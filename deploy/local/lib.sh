@@ -45,13 +45,10 @@ import_broker_definitions() {
 # The administrator the walkthrough and the republish script use for the management API (the
 # compose broker has the same one instead of guest), with the password of .env.
 ensure_broker_admin() {
-    if ! rabbitmqctl -q list_users | awk '{print $1}' | grep -qx "$RABBITMQ_ADMIN_USER"; then
-        rabbitmqctl -q add_user "$RABBITMQ_ADMIN_USER" "$RABBITMQ_ADMIN_PASSWORD"
-    else
-        rabbitmqctl -q change_password "$RABBITMQ_ADMIN_USER" "$RABBITMQ_ADMIN_PASSWORD"
-    fi
-    rabbitmqctl -q set_user_tags "$RABBITMQ_ADMIN_USER" administrator
-    rabbitmqctl -q set_permissions -p / "$RABBITMQ_ADMIN_USER" '.*' '.*' '.*'
+    local password=${RABBITMQ_ADMIN_PASSWORD//\\/\\\\}
+    password=${password//\"/\\\"}
+    printf '{"users":[{"name":"%s","password":"%s","tags":"administrator"}],"permissions":[{"user":"%s","vhost":"/","configure":".*","write":".*","read":".*"}]}' \
+        "$RABBITMQ_ADMIN_USER" "$password" "$RABBITMQ_ADMIN_USER" | rabbitmqctl -q import_definitions > /dev/null
 }
 
 check_service_name() {
@@ -106,22 +103,33 @@ start_service() {
 }
 
 # SIGTERM and wait (the services finish what they hold), or SIGKILL with --kill.
-stop_service() {
-    local name=$1 signal=${2:-TERM} pid deadline
-    if ! pid=$(pid_of "$name"); then
-        rm -f "$(pid_file "$name")"; return 0
-    fi
-    kill "-$signal" "$pid"
-    deadline=$((SECONDS + 60))
-    while kill -0 "$pid" 2>/dev/null; do
-        if ((SECONDS >= deadline)); then
-            log "$name (pid $pid) still running 60 s after SIG$signal; killing it"
-            kill -KILL "$pid" 2>/dev/null || true
+# stop_services <signal> <service...>: signals them all at once, then waits for each to exit (a
+# Quarkus service takes a second or two to finish what it holds; one after the other adds up).
+stop_services() {
+    local signal=$1 name pid deadline; shift
+    local -A pids=()
+    for name in "$@"; do
+        if pid=$(pid_of "$name"); then
+            kill "-$signal" "$pid"
+            pids[$name]=$pid
+        else
+            rm -f "$(pid_file "$name")"
         fi
-        sleep 0.2
     done
-    rm -f "$(pid_file "$name")"
-    log "$name stopped (SIG$signal, pid $pid)"
+    deadline=$((SECONDS + 60))
+    for name in "$@"; do
+        [[ -v "pids[$name]" ]] || continue
+        pid=${pids[$name]}
+        while kill -0 "$pid" 2>/dev/null; do
+            if ((SECONDS >= deadline)); then
+                log "$name (pid $pid) still running 60 s after SIG$signal; killing it"
+                kill -KILL "$pid" 2>/dev/null || true
+            fi
+            sleep 0.2
+        done
+        rm -f "$(pid_file "$name")"
+        log "$name stopped (SIG$signal, pid $pid)"
+    done
 }
 
 await_ready() { # await_ready <seconds> <service...>

@@ -6,7 +6,6 @@ import dev.outboxinbox.testing.PostgresEndpoint;
 import dev.outboxinbox.testing.RabbitMqEndpoint;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Debezium Server (the distribution from Maven Central, unpacked by deploy/benchmarks/run) with its
+ * Debezium Server (the distribution from Maven Central, unpacked by deploy/benchmarks/run into a cache) with its
  * RabbitMQ sink: what a user would run instead of outbox-relay. Configured as close to the relay as
  * it allows: the same slot settings, publication, batch and queue sizes, poll interval, offsets in
  * PostgreSQL flushed after every batch, the same outbox router, persistent messages to the same
@@ -33,14 +32,19 @@ final class DebeziumServer implements Peer {
 
     private final Scratch scratch;
     private final Path home;
+    private final Path workDirectory;
     private final Path java;
     private final File log;
     private Process process;
 
-    /** @param home the unpacked distribution ({@code debezium-server/}, with {@code lib/} and {@code config/}) */
-    DebeziumServer(Scratch scratch, Path home, Path java, File log) {
+    /**
+     * @param home          the unpacked distribution ({@code debezium-server/}, with {@code lib/}), left as it is
+     * @param workDirectory where it runs: its {@code config/application.properties} is written there
+     */
+    DebeziumServer(Scratch scratch, Path home, Path workDirectory, Path java, File log) {
         this.scratch = scratch;
         this.home = home;
+        this.workDirectory = workDirectory;
         this.java = java;
         this.log = log;
     }
@@ -64,12 +68,12 @@ final class DebeziumServer implements Peer {
                     .orElseThrow(() -> new IllegalStateException("no *-runner.jar in " + home));
         }
         // As its run.sh does, with the JVM options the services run with (ServiceProcess), and the
-        // opening its Quarkus needs on Java 25.
+        // opening its Quarkus needs on Java 25. Quarkus reads config/ of the working directory.
         List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx512m", "-XX:+UseSerialGC",
                 "--add-opens=java.base/java.lang=ALL-UNNAMED",
-                "-cp", runner.getFileName() + File.pathSeparator + "config/lib" + File.pathSeparator + "lib/*",
+                "-cp", runner + File.pathSeparator + home.resolve("config/lib") + File.pathSeparator + home.resolve("lib") + "/*",
                 "io.debezium.server.Main"));
-        process = new ProcessBuilder(command).directory(home.toFile()).redirectErrorStream(true)
+        process = new ProcessBuilder(command).directory(workDirectory.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
     }
 
@@ -77,12 +81,8 @@ final class DebeziumServer implements Peer {
     private void writeConfig() throws IOException {
         PostgresEndpoint pg = scratch.pg();
         RabbitMqEndpoint broker = scratch.broker();
-        int httpPort;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            httpPort = socket.getLocalPort();
-        }
         Map<String, String> p = new LinkedHashMap<>();
-        p.put("quarkus.http.port", String.valueOf(httpPort));
+        p.put("quarkus.http.port", "0"); // any free port: nothing here calls it
         p.put("quarkus.log.console.json", "false");
         p.put("debezium.sink.type", "rabbitmq");
         p.put("debezium.sink.rabbitmq.connection.host", broker.host());
@@ -135,7 +135,8 @@ final class DebeziumServer implements Peer {
         if (text.contains("${")) {
             throw new IllegalStateException("Debezium Server would expand ${…} in its configuration: " + text);
         }
-        Files.writeString(home.resolve("config/application.properties"), text);
+        Files.createDirectories(workDirectory.resolve("config"));
+        Files.writeString(workDirectory.resolve("config/application.properties"), text);
     }
 
     @Override

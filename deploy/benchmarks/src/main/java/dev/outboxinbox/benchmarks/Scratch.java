@@ -72,7 +72,7 @@ final class Scratch {
         }
         pg.execute("postgres", "DROP ROLE IF EXISTS " + RELAY_ROLE);
         for (String vhost : VHOSTS) {
-            broker.control().rabbitmqctl("delete_vhost", vhost);
+            broker.deleteVirtualHost(vhost);
         }
     }
 }

@@ -70,7 +70,8 @@ public final class SideBySide {
 
             List<Peer> peers = List.of(
                     new OurRelay(scratch, peersJava, target.resolve("bench-outbox-relay.log").toFile()),
-                    new DebeziumServer(scratch, debeziumServer, peersJava, target.resolve("bench-debezium-server.log").toFile()));
+                    new DebeziumServer(scratch, debeziumServer, target.resolve("debezium-server-run"), peersJava,
+                            target.resolve("bench-debezium-server.log").toFile()));
             turns = new RelayPeers(scratch, settings.backlog()).measure(peers, settings.peerRounds());
 
             inbox = new InboxCost(scratch, settings.inboxEvents(), target.resolve("bench-inventory-service.log").toFile())
