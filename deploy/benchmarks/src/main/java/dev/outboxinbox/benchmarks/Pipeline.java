@@ -30,7 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>latency: half that rate, open loop; commit → applied as inventory's own histogram shows it
  *       (the WAL's commit time to the inbox commit), and POST sent → applied per order;</li>
  *   <li>memory: each service's RSS idle after start, at its peak under saturation, idle after;</li>
- *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}).</li>
+ *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}), and where
+ *       each service spends it: a JFR profile of every service through a further run at saturation,
+ *       after the measured one, so that the recording does not weigh on the figures ({@link Hotspots}).</li>
  * </ol>
  */
 final class Pipeline {
@@ -38,7 +40,7 @@ final class Pipeline {
     static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
 
     record Result(int clients, int orders, int accepted, int refused, double acceptedPerSecond, double appliedPerSecond,
-                  double repliesDrainedAfterSeconds, Cpu.Profile cpu,
+                  double repliesDrainedAfterSeconds, Cpu.Profile cpu, int profiledOrders, List<Hotspots.Profile> hotspots,
                   double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied, Percentiles postToApplied,
                   Map<String, Double> rssIdleMib, Map<String, Double> rssPeakMib, Map<String, Double> rssAfterMib) {
     }
@@ -46,11 +48,14 @@ final class Pipeline {
     private final Scratch scratch;
     private final SystemUnderTest system;
     private final Settings settings;
+    private final Path profiles;
 
-    Pipeline(Scratch scratch, SystemUnderTest system, Settings settings) {
+    /** @param profiles where the JFR recordings are kept */
+    Pipeline(Scratch scratch, SystemUnderTest system, Settings settings, Path profiles) {
         this.scratch = scratch;
         this.system = system;
         this.settings = settings;
+        this.profiles = profiles;
     }
 
     Result measure() throws Exception {
@@ -97,6 +102,22 @@ final class Pipeline {
             double repliesBehindSeconds = (System.nanoTime() - repliesFrom) / 1e9;
             System.out.printf("[pipeline] the replies' hop drained %.1f s after inventory had applied every order%n", repliesBehindSeconds);
 
+            System.out.printf("[pipeline] profile: %,d more orders at saturation, each service recorded by JFR (not counted above)%n",
+                    settings.profileOrders());
+            Hotspots recording = Hotspots.start(pids, profiles);
+            List<Hotspots.Profile> hotspots;
+            List<OrderLoad.Request> profiled;
+            try {
+                profiled = load(run + "-profile", settings.profileOrders(), Double.MAX_VALUE);
+                awaitApplied(accepted(profiled));
+            } finally {
+                hotspots = recording.stop();
+            }
+            awaitReplies(accepted(profiled));
+            for (Hotspots.Profile profile : hotspots) {
+                System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
+            }
+
             double rate = Math.max(1, acceptedPerSecond / 2);
             int count = (int) Math.max(1, Math.round(rate * settings.latencySeconds()));
             System.out.printf("[pipeline] latency: %,d orders at %,.0f/s (half the saturation rate)%n", count, rate);
@@ -123,6 +144,7 @@ final class Pipeline {
             Map<String, Double> after = Memory.nowMib(pids);
             int refused = (int) saturation.stream().filter(r -> r.result() != OrderLoad.Result.OK).count();
             return new Result(settings.clients(), saturation.size(), ok.size(), refused, acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
+                    settings.profileOrders(), hotspots,
                     rate, count, commitToApplied, Percentiles.of(postToApplied), idle, peak, after);
         } finally {
             script(root, "deploy/local/down");

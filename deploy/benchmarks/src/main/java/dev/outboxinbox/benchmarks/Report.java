@@ -122,6 +122,12 @@ final class Report {
                 (int) conditions.getOrDefault("cores", 0), cpu.elapsedSeconds()), "%.0f %%".formatted(100 * cpu.machineShare())));
         cpu.msPerOrder().forEach((part, ms) -> rows.add(new Row("cpu", "per order: " + part, "%.2f ms".formatted(ms))));
         rows.add(new Row("cpu", "per order: all parts", "%.2f ms".formatted(cpu.msPerOrder().values().stream().mapToDouble(Double::doubleValue).sum())));
+        for (Hotspots.Profile profile : pipeline.hotspots()) {
+            rows.add(new Row("profile", "%s: where its CPU goes (JFR, %,d samples, %,d orders)".formatted(profile.service(),
+                    profile.samples(), pipeline.profiledOrders()), Hotspots.describe(profile.layers(), 6)));
+            rows.add(new Row("profile", "%s: hottest methods outside the JDK; GC pauses".formatted(profile.service()),
+                    "%s; GC %,.0f ms".formatted(Hotspots.describe(profile.methods(), 4), profile.gcPauseMs())));
+        }
         pipeline.commitToApplied().forEach((consumer, p) -> rows.add(new Row("latency",
                 "commit → applied, %s, at %,.0f orders/s (its histogram)".formatted(consumer, pipeline.latencyRate()),
                 "p50 %s ms, p95 %s ms, p99 %s ms (n=%s)".formatted(p.get("p50Ms"), p.get("p95Ms"), p.get("p99Ms"), p.get("n")))));

@@ -66,7 +66,7 @@ public final class SideBySide {
             System.out.printf("[ceiling] %,.0f tps%n", ceilings.get(0).tps());
             scratch.pg().execute("postgres", "DROP DATABASE IF EXISTS " + Scratch.CEILING_DB + " WITH (FORCE)");
 
-            pipeline = new Pipeline(scratch, ChaosRun.system(), settings).measure();
+            pipeline = new Pipeline(scratch, ChaosRun.system(), settings, target.resolve("report/jfr")).measure();
 
             List<Peer> peers = List.of(
                     new OurRelay(scratch, peersJava, target.resolve("bench-outbox-relay.log").toFile()),

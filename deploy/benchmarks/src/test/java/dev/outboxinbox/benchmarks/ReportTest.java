@@ -24,7 +24,11 @@ class ReportTest {
         conditions.put("loadAverageStart", "1.00 1.00 1.00");
         conditions.put("loadAverageEnd", "2.00 2.00 2.00");
         Pipeline.Result pipeline = new Pipeline.Result(32, 1000, 1000, 0, 600, 550, 1.5,
-                new Cpu.Profile(Map.of("order-service", 3.0, Cpu.POSTGRES, 2.5), 0.98, 40), 300, 18000,
+                new Cpu.Profile(Map.of("order-service", 3.0, Cpu.POSTGRES, 2.5), 0.98, 40), 5000,
+                List.of(new Hotspots.Profile("order-service", 12_000,
+                        List.of(new Hotspots.Share("Hibernate ORM", 0.31), new Hotspots.Share("PostgreSQL JDBC driver", 0.2)),
+                        List.of(new Hotspots.Share("OrderResource.place", 0.04)), 120, "order-service.jfr")),
+                300, 18000,
                 Map.of("inventory-service", Map.of("n", 18000L, "p50Ms", 20L, "p95Ms", 40L, "p99Ms", 90L)),
                 new Percentiles(18000, 25, 50, 120, 400),
                 Map.of("order-service", 200.0), Map.of("order-service", 400.0), Map.of("order-service", 300.0));
@@ -61,12 +65,15 @@ class ReportTest {
     @Test
     void writesTextJsonAndAChart(@TempDir Path directory) throws Exception {
         String text = report(9_000, 3_600).write(directory);
-        assertThat(text).contains("1,000 tps", "1,200 tps", "outbox-relay ÷ Debezium Server", "1.20× cold, 0.90× warm", "exactly-once costs 10 %", "MISSED");
+        assertThat(text).contains("1,000 tps", "1,200 tps", "outbox-relay ÷ Debezium Server", "1.20× cold, 0.90× warm", "exactly-once costs 10 %", "MISSED",
+                "order-service: where its CPU goes (JFR, 12,000 samples, 5,000 orders)", "Hibernate ORM 31 %, PostgreSQL JDBC driver 20 %",
+                "OrderResource.place 4 %; GC 120 ms");
         assertThat(Files.readString(directory.resolve("report.txt"))).isEqualTo(text);
         JsonNode json = new ObjectMapper().readTree(directory.resolve("report.json").toFile());
         assertThat(json.at("/ratios/relayOverDebeziumServerCold").asDouble()).isEqualTo(1.2);
         assertThat(json.at("/relay/0/cold/eventsPerSecond").asDouble()).isEqualTo(10_000);
         assertThat(json.at("/pipeline/postToApplied/p99").asDouble()).isEqualTo(120);
+        assertThat(json.at("/pipeline/hotspots/0/layers/0/name").asText()).isEqualTo("Hibernate ORM");
         BufferedImage chart = ImageIO.read(directory.resolve("chart.png").toFile());
         assertThat(chart.getWidth()).isEqualTo(1600);
         assertThat(chart.getHeight()).isEqualTo(800);
