@@ -24,6 +24,25 @@ public interface RelayConfig {
     /** When health reports the relay as lagging. */
     Health health();
 
+    /** One instance streams from the slot, the others wait as its standby ({@link RelayLeadership}). */
+    Leadership leadership();
+
+    interface Leadership {
+        /** How often the leader proves its session alive, and a standby asks for the lock. */
+        @WithDefault("PT1S")
+        Duration heartbeat();
+
+        /**
+         * How long PostgreSQL keeps a silent leader's session, and with it the lock
+         * ({@code idle_session_timeout}): the longest a standby waits for a leader cut off by the network.
+         */
+        @WithDefault("PT10S")
+        Duration lease();
+
+        /** This instance's name, as the others and health show it; by default host name and process id. */
+        Optional<String> instance();
+    }
+
     interface Health {
         /** Retained WAL beyond this is reported (keep it well under the server's max_slot_wal_keep_size). */
         @WithDefault("536870912")

@@ -20,8 +20,10 @@ import org.apache.kafka.connect.source.SourceRecord;
 /**
  * Runs the Debezium engine and keeps it running: whenever it stops on an error (database down,
  * broker down past the batch's attempts, a slot that cannot be read) it is started again after a
- * growing pause, from the last committed offset. On shutdown it is closed so that the batch in
- * hand is finished and committed before the process exits.
+ * growing pause, from the last committed offset. It runs only while this instance leads
+ * ({@link RelayLeadership}): a standby waits here, and a leader that loses its lock closes the engine
+ * and waits again. On shutdown the engine is closed so that the batch in hand is finished and
+ * committed before the process exits, and the lock is released after it.
  */
 @ApplicationScoped
 public class RelayEngine {
@@ -31,14 +33,16 @@ public class RelayEngine {
     private final ConfirmingPublisher publisher;
     private final SlotRecovery recovery;
     private final RelayStatus status;
+    private final RelayLeadership leadership;
     private final Backoff backoff;
     private final ExecutorService supervisor = Executors.newSingleThreadExecutor(r -> new Thread(r, "relay-engine"));
     private final AtomicReference<DebeziumEngine<RecordChangeEvent<SourceRecord>>> engine = new AtomicReference<>();
     private volatile boolean stopping;
 
     RelayEngine(RelayConfig config, OutboxBatchHandler handler, ConfirmingPublisher publisher, SlotRecovery recovery,
-                RelayStatus status) {
+                RelayStatus status, RelayLeadership leadership) {
         this.config = config;
+        this.leadership = leadership;
         this.handler = handler;
         this.publisher = publisher;
         this.recovery = recovery;
@@ -47,12 +51,25 @@ public class RelayEngine {
     }
 
     void onStart(@Observes StartupEvent event) {
+        leadership.onLost(this::closeEngine);
         supervisor.submit(this::superviseEngine);
     }
 
     void onStop(@Observes ShutdownEvent event) throws InterruptedException {
         stopping = true;
         handler.drain(Duration.ofSeconds(30));
+        closeEngine();
+        supervisor.shutdownNow();
+        if (!supervisor.awaitTermination(30, TimeUnit.SECONDS)) {
+            Log.warn("Engine thread still running after 30 s");
+        }
+        leadership.release();
+        publisher.discard();
+        Log.infof("Relay stopped after publishing %d events", status.published());
+    }
+
+    /** Stops publishing: on shutdown, and the moment this instance stops leading. */
+    private void closeEngine() {
         DebeziumEngine<?> running = engine.get();
         if (running != null) {
             try {
@@ -61,17 +78,20 @@ public class RelayEngine {
                 Log.error("Engine did not close cleanly; the last batch will be republished on restart", e);
             }
         }
-        supervisor.shutdownNow();
-        if (!supervisor.awaitTermination(30, TimeUnit.SECONDS)) {
-            Log.warn("Engine thread still running after 30 s");
-        }
-        publisher.discard();
-        Log.infof("Relay stopped after publishing %d events", status.published());
     }
 
     private void superviseEngine() {
         int restarts = 0;
         while (!stopping) {
+            try {
+                leadership.awaitLeadership(() -> stopping);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (stopping) {
+                return;
+            }
             long committedBefore = status.published();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             try {
@@ -85,6 +105,11 @@ public class RelayEngine {
             }
             if (stopping) {
                 return;
+            }
+            if (!leadership.isLeader()) {
+                status.engineStopped("standby: stepped down (" + leadership.lastStepDown() + ")");
+                restarts = 0;
+                continue;
             }
             Throwable cause = failure.get();
             if (cause != null) {

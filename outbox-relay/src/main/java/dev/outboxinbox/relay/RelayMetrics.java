@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.function.ToDoubleFunction;
@@ -15,16 +16,19 @@ import java.util.function.ToDoubleFunction;
  * {@code …_events_recovered_total}, {@code …_wal_records_skipped_total},
  * {@code …_batch_attempts_failed_total}, {@code …_confirm_latency_seconds} (publish to last
  * confirm, per batch), {@code …_batch_size_events} (events per confirmed batch),
- * {@code …_slot_retained_wal_bytes} and {@code …_oldest_unpublished_age_seconds}. Retries are
+ * {@code …_slot_retained_wal_bytes}, {@code …_oldest_unpublished_age_seconds} and {@code outbox_relay_leader}. Retries are
  * {@code …_batch_attempts_failed_total}: every failed attempt is retried, the whole batch.
  */
+@Startup // registered at start, not at the first confirmed batch: a standby publishes none, and shows its gauges all the same
 @ApplicationScoped
 class RelayMetrics {
 
     private final Timer confirmLatency;
     private final DistributionSummary batchSize;
 
-    RelayMetrics(MeterRegistry registry, RelayStatus status, RelayLag lag) {
+    RelayMetrics(MeterRegistry registry, RelayStatus status, RelayLag lag, RelayLeadership leadership) {
+        Gauge.builder("outbox.relay.leader", leadership, l -> l.isLeader() ? 1 : 0)
+                .description("1 while this instance holds the slot's lock and relays, 0 while it is a standby").register(registry);
         counter(registry, "outbox.relay.events.published", "Events the broker confirmed in a queue", status, RelayStatus::published);
         counter(registry, "outbox.relay.events.parked", "Unroutable events parked in outbox-relay.parked", status, RelayStatus::parked);
         counter(registry, "outbox.relay.events.recovered", "Events republished from the outbox table after a slot was lost",

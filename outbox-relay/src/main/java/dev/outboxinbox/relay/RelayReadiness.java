@@ -8,8 +8,10 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Ready when the engine streams from the slot, the broker connection is open and the last batch
- * was confirmed whole. Parked (unroutable) events leave it ready but DEGRADED, and say which.
+ * The leader is ready when the engine streams from the slot, the broker connection is open and the
+ * last batch was confirmed whole. Parked (unroutable) events leave it ready but DEGRADED, and say
+ * which. A standby is ready while it can reach its database to ask for the lock: waiting is its job.
+ * Both say which they are ({@code role}) and who leads.
  */
 @Readiness
 @ApplicationScoped
@@ -19,17 +21,39 @@ public class RelayReadiness implements HealthCheck {
     private final ConfirmingPublisher publisher;
     private final RelayLag lag;
 
-    RelayReadiness(RelayStatus status, ConfirmingPublisher publisher, RelayLag lag) {
+    private final RelayLeadership leadership;
+
+    RelayReadiness(RelayStatus status, ConfirmingPublisher publisher, RelayLag lag, RelayLeadership leadership) {
         this.status = status;
         this.publisher = publisher;
         this.lag = lag;
+        this.leadership = leadership;
     }
 
     @Override
     public HealthCheckResponse call() {
+        if (!leadership.isLeader()) {
+            RelayLeadership.Holder holder = leadership.holder();
+            HealthCheckResponseBuilder standby = HealthCheckResponse.named("outbox-relay")
+                    .status(leadership.problem() == null)
+                    .withData("role", "standby")
+                    .withData("instance", leadership.instance())
+                    .withData("leader", holder == null ? "unknown" : holder.name() + " (session since " + holder.since() + ")")
+                    .withData("published", status.published());
+            if (leadership.problem() != null) {
+                standby.withData("problem", leadership.problem());
+            }
+            if (leadership.lastStepDown() != null) {
+                standby.withData("lastStepDown", leadership.lastStepDown());
+            }
+            return standby.build();
+        }
         boolean brokerUp = publisher.isConnected() || tryConnect();
         HealthCheckResponseBuilder response = HealthCheckResponse.named("outbox-relay")
                 .status(status.healthy() && brokerUp)
+                .withData("role", "leader")
+                .withData("instance", leadership.instance())
+                .withData("leaderSince", String.valueOf(leadership.leaderSince()))
                 .withData("broker", brokerUp ? "connected" : "unreachable")
                 .withData("published", status.published())
                 .withData("failedAttempts", status.failedAttempts())

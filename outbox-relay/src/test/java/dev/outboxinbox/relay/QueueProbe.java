@@ -1,13 +1,17 @@
 package dev.outboxinbox.relay;
 
+import static org.awaitility.Awaitility.await;
+
 import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.Topology;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 
@@ -78,5 +82,26 @@ final class QueueProbe {
         Map<String, Integer> counts = new HashMap<>();
         messageIds().forEach(id -> counts.merge(id, 1, Integer::sum));
         return counts;
+    }
+
+    /** Takes everything that reached the queue so far (until a drain brings nothing new); returns how many in all. */
+    int drainAll() {
+        int size;
+        do {
+            size = messageIds().size();
+        } while (drain().size() > size);
+        return size;
+    }
+
+    /** Waits until every expected id has arrived, then two quiet seconds, so that a late copy is counted too. */
+    void awaitAll(List<String> expected) {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> {
+            drain();
+            return new HashSet<>(messageIds()).containsAll(expected);
+        });
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> {
+            int before = messageIds().size();
+            return drain().size() == before;
+        });
     }
 }

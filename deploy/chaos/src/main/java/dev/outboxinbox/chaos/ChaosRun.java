@@ -8,6 +8,9 @@ import dev.outboxinbox.system.SystemUnderTest;
 import dev.outboxinbox.system.VerificationReport;
 import dev.outboxinbox.system.Verifier;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Pattern;
 
 /**
  * A fault-injection run against a running system: orders at a steady rate through HTTP, a seeded
@@ -38,14 +42,16 @@ public final class ChaosRun {
                     Map.entry("broker-down-while-relay-starts", "1"), Map.entry("poison", "1"), Map.entry("republish", "1"),
                     Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "0"), Map.entry("foreign-messages", "1"),
                     Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "0"),
-                    Map.entry("binding-removals", "0"), Map.entry("second-inventory", "0")),
+                    Map.entry("binding-removals", "0"), Map.entry("second-inventory", "0"),
+                    Map.entry("relay-takeovers", "0")),
             // The issues' run: ten broker restarts and more, three kills of each service, every edge case.
             "full", Map.ofEntries(Map.entry("orders", "12000"), Map.entry("rate", "40"), Map.entry("broker-restarts", "10"),
                     Map.entry("broker-node-restarts", "2"), Map.entry("kills", "3"), Map.entry("postgres-restarts", "2"),
                     Map.entry("broker-down-while-relay-starts", "2"), Map.entry("poison", "2"), Map.entry("republish", "2"),
                     Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "1"), Map.entry("foreign-messages", "2"),
                     Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "1"),
-                    Map.entry("binding-removals", "1"), Map.entry("second-inventory", "1")));
+                    Map.entry("binding-removals", "1"), Map.entry("second-inventory", "1"),
+                    Map.entry("relay-takeovers", "2")));
 
     private static final long START = System.nanoTime();
 
@@ -264,6 +270,77 @@ public final class ChaosRun {
                 pause(8_000 + outage);
                 target.killSecondInventory();
             }
+            case RELAY_TAKEOVER -> relayTakeover(target, outage);
+        }
+    }
+
+    /**
+     * A standby relay joins; the leader is killed and the standby must take the slot's lock; the killed
+     * one comes back (as standby now) and the standby, leading, is killed in turn: the first takes over
+     * again. The lock is watched in PostgreSQL (the standby's lock session is named after it), the
+     * first relay through its readiness (its {@code role}).
+     */
+    private void relayTakeover(Target target, long outage) {
+        String standby = "outbox-relay/" + Target.STANDBY_RELAY;
+        target.startStandbyRelay();
+        boolean standbyRunning = true;
+        try {
+            awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
+            target.kill("outbox-relay");
+            long killed = System.nanoTime();
+            awaitSql(target, "the standby relay holding the slot's lock", Duration.ofMinutes(1),
+                    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                            + " WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = '" + standby + "'");
+            say("the standby relay took the lock %.1f s after the leader was killed", (System.nanoTime() - killed) / 1e9);
+            pause(outage);
+            target.start("outbox-relay");
+            awaitRelayRole("standby", Duration.ofMinutes(2));
+            pause(2_000);
+            target.killStandbyRelay();
+            standbyRunning = false;
+            long standbyKilled = System.nanoTime();
+            awaitRelayRole("leader", Duration.ofMinutes(1));
+            say("outbox-relay leads again %.1f s after the standby was killed", (System.nanoTime() - standbyKilled) / 1e9);
+        } finally {
+            if (standbyRunning) {
+                target.killStandbyRelay();
+            }
+        }
+    }
+
+    private static void awaitSql(Target target, String what, Duration atMost, String countQuery) {
+        long deadline = System.nanoTime() + atMost.toNanos();
+        while (target.superuserSql("postgres", countQuery).trim().equals("0")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no " + what + " after " + atMost.toSeconds() + " s");
+            }
+            pause(200);
+        }
+    }
+
+    /** Until outbox-relay's readiness answers 200 with this role. */
+    private static void awaitRelayRole(String role, Duration atMost) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        Pattern expected = Pattern.compile("\"role\"\\s*:\\s*\"" + role + "\"");
+        long deadline = System.nanoTime() + atMost.toNanos();
+        while (true) {
+            try {
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(relayUrl().resolve("/q/health/ready"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+                if (response.statusCode() == 200 && expected.matcher(response.body()).find()) {
+                    return;
+                }
+            } catch (java.io.IOException notYet) {
+                // starting
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("outbox-relay not ready as " + role + " after " + atMost.toSeconds() + " s");
+            }
+            pause(200);
         }
     }
 

@@ -42,7 +42,12 @@ record Schedule(List<Step> steps) {
         /** The inventory queue's binding removed for 10 s: the relay parks, then republishes on request. */
         BINDING_REMOVED("inventory queue unbound for 10 s", "binding-removals"),
         /** A second inventory-service joins the queue, consumes, and is killed. */
-        SECOND_INVENTORY("second inventory-service joins, then kill -9", "second-inventory");
+        SECOND_INVENTORY("second inventory-service joins, then kill -9", "second-inventory"),
+        /**
+         * A standby outbox-relay joins; the leader is killed and the standby takes over; the leader comes
+         * back as standby and the standby, leading now, is killed: the slot changes hands twice.
+         */
+        RELAY_TAKEOVER("standby outbox-relay takes over from a killed leader, and back", "relay-takeovers");
 
         final String description;
         /** The chaos run's option that says how many times (kills: of each service). */

@@ -17,6 +17,10 @@ abstract class Target {
     static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
     /** Where the second inventory-service of deploy/local listens (the first is on 8082). */
     static final int SECOND_INVENTORY_PORT = 8092;
+    /** Where the standby outbox-relay of deploy/local listens (the first is on 8083). */
+    static final int STANDBY_RELAY_PORT = 8093;
+    /** The standby relay's instance name (RELAY_LEADERSHIP_INSTANCE): its lock session is named after it. */
+    static final String STANDBY_RELAY = "outbox-relay-standby";
 
     protected final Path root;
 
@@ -56,6 +60,12 @@ abstract class Target {
 
     /** SIGKILL to the second inventory-service. */
     abstract void killSecondInventory();
+
+    /** A second outbox-relay for the same slot ({@link #STANDBY_RELAY}), without waiting for it. */
+    abstract void startStandbyRelay();
+
+    /** SIGKILL to the second outbox-relay. */
+    abstract void killStandbyRelay();
 
     /** Every service running and ready (after the last fault). */
     abstract void ensureRunning();
@@ -169,14 +179,42 @@ abstract class Target {
         }
 
         @Override
+        void startStandbyRelay() {
+            run(Duration.ofMinutes(1), "bash", "-c", """
+                    source deploy/local/lib.sh && load_env
+                    set -a && source "$(env_file outbox-relay)" && set +a
+                    export QUARKUS_HTTP_PORT=%d RELAY_LEADERSHIP_INSTANCE=%s
+                    mkdir -p "$RUN_DIR/logs"
+                    # shellcheck disable=SC2086
+                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of outbox-relay)" \\
+                        >> "$RUN_DIR/logs/%s.log" 2>&1 < /dev/null &
+                    echo $! > "$RUN_DIR/%s.pid"
+                    """.formatted(STANDBY_RELAY_PORT, STANDBY_RELAY, STANDBY_RELAY, STANDBY_RELAY));
+        }
+
+        @Override
+        void killStandbyRelay() {
+            run(Duration.ofMinutes(1), "bash", "-c", "source deploy/local/lib.sh && kill -KILL \"$(< \"$RUN_DIR/%s.pid\")\" && rm -f \"$RUN_DIR/%s.pid\""
+                    .formatted(STANDBY_RELAY, STANDBY_RELAY));
+        }
+
+        @Override
         List<String> relayRecoveries() {
-            Path log = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString()))
-                    .resolve("logs/outbox-relay.log");
-            try (var lines = Files.lines(log)) {
-                return lines.filter(l -> l.contains("Recovery done")).toList();
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot read " + log, e);
+            Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
+            List<String> recoveries = new ArrayList<>();
+            // The standby relay's too, when one ran: whichever led recovered.
+            for (String name : List.of("outbox-relay.log", STANDBY_RELAY + ".log")) {
+                Path log = logs.resolve(name);
+                if (!Files.exists(log)) {
+                    continue;
+                }
+                try (var lines = Files.lines(log)) {
+                    lines.filter(l -> l.contains("Recovery done")).forEach(recoveries::add);
+                } catch (IOException e) {
+                    throw new IllegalStateException("cannot read " + log, e);
+                }
             }
+            return recoveries;
         }
 
         @Override
@@ -203,6 +241,7 @@ abstract class Target {
 
         private final List<String> compose;
         private String secondInventory;
+        private String standbyRelay;
 
         Compose(Path root) {
             super(root);
@@ -271,6 +310,17 @@ abstract class Target {
         @Override
         void killSecondInventory() {
             run(Duration.ofMinutes(1), "docker", "rm", "-f", secondInventory);
+        }
+
+        @Override
+        void startStandbyRelay() {
+            // A one-off container of the same service, named for its lock session; its port is not published.
+            standbyRelay = compose("run", "-d", "--no-deps", "-e", "RELAY_LEADERSHIP_INSTANCE=" + STANDBY_RELAY, "outbox-relay").trim();
+        }
+
+        @Override
+        void killStandbyRelay() {
+            run(Duration.ofMinutes(1), "docker", "rm", "-f", standbyRelay);
         }
 
         @Override
