@@ -60,6 +60,8 @@ class RelayLeadership {
     private final Object lock = new Object();
     private Connection session;
     private volatile boolean leader;
+    /** Whether this instance has asked for the lock at least once: until then it is neither leader nor standby. */
+    private volatile boolean asked;
     private volatile Instant leaderSince;
     private volatile Holder holder;
     private volatile String problem;
@@ -129,6 +131,7 @@ class RelayLeadership {
                     if (!rs.getBoolean(1)) {
                         holder = readHolder();
                         problem = null;
+                        asked = true;
                         return false;
                     }
                 }
@@ -137,6 +140,7 @@ class RelayLeadership {
             leaderSince = Instant.now();
             holder = new Holder(instance, leaderSince);
             problem = null;
+            asked = true;
         }
         long period = settings.heartbeat().toMillis();
         heartbeat.schedule(this::beat, period, TimeUnit.MILLISECONDS);
@@ -201,6 +205,11 @@ class RelayLeadership {
 
     boolean isLeader() {
         return leader;
+    }
+
+    /** Waiting for a leader that holds the lock: it has asked, and was told no. */
+    boolean isStandby() {
+        return asked && !leader;
     }
 
     String instance() {

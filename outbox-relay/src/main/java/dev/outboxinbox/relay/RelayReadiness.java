@@ -32,6 +32,15 @@ public class RelayReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
+        if (!leadership.isLeader() && !leadership.isStandby()) {
+            // Not a standby yet: a single instance would otherwise look ready before it streams.
+            HealthCheckResponseBuilder starting = HealthCheckResponse.named("outbox-relay").down()
+                    .withData("role", "starting").withData("instance", leadership.instance());
+            if (leadership.problem() != null) {
+                starting.withData("problem", leadership.problem());
+            }
+            return starting.build();
+        }
         if (!leadership.isLeader()) {
             RelayLeadership.Holder holder = leadership.holder();
             HealthCheckResponseBuilder standby = HealthCheckResponse.named("outbox-relay")
