@@ -1,5 +1,7 @@
 package dev.outboxinbox.relay;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -8,19 +10,25 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How far behind the relay is, read from the producer's database, never from the relay's own
  * belief: the WAL its slot retains, and the age of the oldest outbox row committed after the last
- * event the relay published. Sampled at most every two seconds (a scrape and a health check share it).
+ * event published. That last event is this process's newest when it has published one; otherwise
+ * (just restarted, or a standby) the commit time in the stored offset ({@code ts_usec}, written by
+ * whichever instance led, only past confirmed events); with neither, every row counts (nothing was
+ * ever published). Sampled at most every two seconds (a scrape and a health check share it).
  */
 @ApplicationScoped
 class RelayLag {
 
     private static final long SAMPLE_MILLIS = 2_000;
+    private static final ObjectMapper JSON = new ObjectMapper();
     /**
      * A lag read never waits long: 5 s to connect, 3 s for the query (a lock on the outbox, from a
      * migration or VACUUM FULL, would otherwise hold it forever), 10 s for any socket read.
@@ -70,7 +78,7 @@ class RelayLag {
         RelayConfig.Source source = config.source();
         // Rows committed after the newest event published are not published yet (a row's occurred_at
         // is set before its commit, so a long transaction can be missed: this is a lower bound).
-        Instant publishedUpTo = status.publishedUpTo() != null ? status.publishedUpTo() : Instant.EPOCH;
+        Instant publishedUpTo = status.publishedUpTo() != null ? status.publishedUpTo() : storedCommitTime().orElse(Instant.EPOCH);
         Properties properties = new Properties();
         properties.putAll(TIMEOUTS);
         properties.setProperty("user", source.user());
@@ -93,6 +101,31 @@ class RelayLag {
             }
         } catch (SQLException e) {
             return new Sample(-1, -1, "cannot read the lag: " + e.getMessage());
+        }
+    }
+
+    /** The commit time of the newest event in the stored offset (Debezium's {@code ts_usec}), if there is one. */
+    private Optional<Instant> storedCommitTime() {
+        RelayConfig.Offsets offsets = config.offsets();
+        Properties properties = new Properties();
+        properties.putAll(TIMEOUTS);
+        properties.setProperty("user", offsets.user());
+        properties.setProperty("password", offsets.password());
+        try (Connection c = DriverManager.getConnection(offsets.jdbcUrl(), properties);
+             PreparedStatement query = c.prepareStatement("SELECT offset_val FROM " + offsets.table() + " WHERE offset_key LIKE ?")) {
+            query.setString(1, "%\"" + DebeziumProperties.TOPIC_PREFIX + "\"%");
+            long newest = -1;
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    JsonNode offset = JSON.readTree(rs.getString(1));
+                    if (offset.path("ts_usec").canConvertToLong()) {
+                        newest = Math.max(newest, offset.path("ts_usec").asLong());
+                    }
+                }
+            }
+            return newest < 0 ? Optional.empty() : Optional.of(Instant.EPOCH.plus(newest, ChronoUnit.MICROS));
+        } catch (SQLException | java.io.IOException e) {
+            return Optional.empty(); // no offsets yet (the table is made at the first commit), or unreadable: counted as none
         }
     }
 }

@@ -48,7 +48,8 @@ public class RelayReadiness implements HealthCheck {
                     .withData("role", "standby")
                     .withData("instance", leadership.instance())
                     .withData("leader", holder == null ? "unknown" : holder.name() + " (session since " + holder.since() + ")")
-                    .withData("published", status.published());
+                    .withData("published", status.published())
+                    .withData("lag", lag());
             if (leadership.problem() != null) {
                 standby.withData("problem", leadership.problem());
             }
@@ -75,11 +76,8 @@ public class RelayReadiness implements HealthCheck {
             response.withData("degraded", status.parked() + " unroutable event(s) parked in " + Topology.RELAY_PARKING_QUEUE
                     + " since start; last: " + status.lastParked());
         }
-        RelayLag.Sample sample = lag.sample();
         // Reported, not a reason to be unready: a relay catching up on a backlog is doing its job.
-        response.withData("lag", sample.problem() != null ? sample.problem()
-                : "%s%d bytes of WAL retained, oldest unpublished event %.1f s old".formatted(
-                        lag.exceeded(sample) ? "BEYOND THRESHOLD: " : "", sample.retainedWalBytes(), sample.oldestUnpublishedSeconds()));
+        response.withData("lag", lag());
         if (status.lastRecovery() != null) {
             response.withData("lastRecovery", status.lastRecovery());
         }
@@ -87,6 +85,14 @@ public class RelayReadiness implements HealthCheck {
             response.withData("lastCommit", status.lastCommit().toString());
         }
         return response.build();
+    }
+
+    /** The slot's lag, read from the producer's database: the same whichever instance asks. */
+    private String lag() {
+        RelayLag.Sample sample = lag.sample();
+        return sample.problem() != null ? sample.problem()
+                : "%s%d bytes of WAL retained, oldest unpublished event %.1f s old".formatted(
+                        lag.exceeded(sample) ? "BEYOND THRESHOLD: " : "", sample.retainedWalBytes(), sample.oldestUnpublishedSeconds());
     }
 
     private boolean tryConnect() {
