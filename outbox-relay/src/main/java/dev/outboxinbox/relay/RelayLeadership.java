@@ -153,8 +153,13 @@ class RelayLeadership {
             return;
         }
         String lost;
-        synchronized (lock) {
-            lost = session == null ? "the leadership session is closed" : checkLockHeld();
+        try {
+            synchronized (lock) {
+                lost = session == null ? "the leadership session is closed" : checkLockHeld();
+            }
+        } catch (RuntimeException e) {
+            // Never let the heartbeat die quietly: a leader without one could outlive its lease unaware.
+            lost = "the heartbeat failed: " + e;
         }
         if (lost == null) {
             heartbeat.schedule(this::beat, settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
