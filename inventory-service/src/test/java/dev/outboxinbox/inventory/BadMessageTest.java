@@ -8,7 +8,6 @@ import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.events.Topology;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,7 +72,7 @@ class BadMessageTest {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> "RESERVED".equals(db.status(good.orderId())));
         assertThat(db.reserved(sku)).as("only the good message took effect").isEqualTo(2);
-        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesWaitingForInventory() == 0);
     }
 
     @ParameterizedTest(name = "{0}")

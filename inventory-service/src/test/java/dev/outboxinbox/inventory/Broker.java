@@ -71,6 +71,11 @@ final class Broker {
         return taken;
     }
 
+    /** Ready in any of inventory's partitions. */
+    static long messagesWaitingForInventory() {
+        return Topology.inventoryPartitions().stream().mapToLong(Broker::messagesIn).sum();
+    }
+
     static long messagesIn(String queue) {
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
             return channel.queueDeclarePassive(queue).getMessageCount();

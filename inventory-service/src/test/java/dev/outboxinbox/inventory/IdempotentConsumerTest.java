@@ -8,7 +8,6 @@ import dev.outboxinbox.events.InventoryEvent;
 import dev.outboxinbox.events.InventoryRejected;
 import dev.outboxinbox.events.InventoryReserved;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inbox.InboxHandler;
 import dev.outboxinbox.inbox.InboxMetrics;
 import dev.outboxinbox.inbox.Outcome;
@@ -47,7 +46,7 @@ class IdempotentConsumerTest {
         assertThat(db.count("SELECT count(*) FROM reservations WHERE order_id = ?", order.orderId())).isOne();
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", order.eventId().toString())).isOne();
         assertThat(db.replies(order.orderId())).as("one reply, however often the order came").containsExactly("InventoryReserved");
-        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesWaitingForInventory() == 0);
     }
 
     @Test
@@ -115,7 +114,7 @@ class IdempotentConsumerTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
         assertThat(db.reserved(sku)).isEqualTo(4);
         assertThat(db.replies(order.orderId())).containsExactly("InventoryReserved");
-        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesIn(Topology.INVENTORY_QUEUE) == 0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> Broker.messagesWaitingForInventory() == 0);
     }
 
     /**

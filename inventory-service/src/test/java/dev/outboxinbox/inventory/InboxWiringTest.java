@@ -31,6 +31,10 @@ class InboxWiringTest {
         assertThat(inbox.deadLetterQueueName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
         assertThat(inbox.retryExchangeName()).isEqualTo(Topology.INVENTORY_RETRY_EXCHANGE);
         assertThat(TopologyDeclarer.queueArguments(inbox)).isEqualTo(Topology.inventoryQueueArguments());
+        assertThat(inbox.partitioning().count()).isEqualTo(Topology.INVENTORY_PARTITIONS);
+        assertThat(inbox.queues()).isEqualTo(Topology.inventoryPartitions());
+        assertThat(inbox.partitioning().hashHeader()).isEqualTo(Topology.INVENTORY_PARTITION_KEY);
+        assertThat(TopologyDeclarer.partitionArguments(inbox)).isEqualTo(Topology.inventoryPartitionArguments());
         assertThat(TopologyDeclarer.deadLetterQueueArguments()).isEqualTo(Topology.deadLetterQueueArguments());
         assertThat(inbox.consumer()).isEqualTo("inventory-service");
     }

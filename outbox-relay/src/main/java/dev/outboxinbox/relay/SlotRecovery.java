@@ -50,12 +50,15 @@ class SlotRecovery {
     private final ConfirmingPublisher publisher;
     private final RelayStatus status;
     private final RelayTracing tracing;
+    private final RelayLeadership leadership;
 
-    SlotRecovery(RelayConfig config, ConfirmingPublisher publisher, RelayStatus status, RelayTracing tracing) {
+    SlotRecovery(RelayConfig config, ConfirmingPublisher publisher, RelayStatus status, RelayTracing tracing,
+                 RelayLeadership leadership) {
         this.source = config.source();
         this.offsets = config.offsets();
         this.publisher = publisher;
         this.status = status;
+        this.leadership = leadership;
         this.tracing = tracing;
     }
 
@@ -253,11 +256,13 @@ class SlotRecovery {
                     batch.add(OutboundMessage.of(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getInt(5), rs.getString(6), rs.getLong(7), rs.getString(8)));
                     if (batch.size() == BATCH) {
+                        requireLeadership();
                         status.recordParked(publishTraced(batch));
                         published += batch.size();
                         batch.clear();
                     }
                 }
+                requireLeadership();
                 status.recordParked(publishTraced(batch));
                 published += batch.size();
             }
@@ -266,6 +271,17 @@ class SlotRecovery {
             sourceDb.setAutoCommit(true);
         }
         return published;
+    }
+
+    /**
+     * The table is not fenced by the slot: a leader that lost its lock mid-recovery stops before its next
+     * batch (the new leader repeats the recovery, its marker still set). At most one batch is published
+     * after the lock is gone: copies, which the consumers' inboxes absorb.
+     */
+    private void requireLeadership() {
+        if (!leadership.isLeader()) {
+            throw new IllegalStateException("stepped down during the recovery: the new leader republishes the outbox table");
+        }
     }
 
     /** Each event republished in a publish span of its own, in the trace its row carries (as the stream does). */

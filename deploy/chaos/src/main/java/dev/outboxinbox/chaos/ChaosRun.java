@@ -1,5 +1,6 @@
 package dev.outboxinbox.chaos;
 
+import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.system.Broker;
 import dev.outboxinbox.system.Database;
 import dev.outboxinbox.system.OrderLoad;
@@ -43,7 +44,7 @@ public final class ChaosRun {
                     Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "0"), Map.entry("foreign-messages", "1"),
                     Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "0"),
                     Map.entry("binding-removals", "0"), Map.entry("second-inventory", "0"),
-                    Map.entry("relay-takeovers", "0")),
+                    Map.entry("relay-takeovers", "0"), Map.entry("consumer-scaling", "0"), Map.entry("double-kills", "0")),
             // The issues' run: ten broker restarts and more, three kills of each service, every edge case.
             "full", Map.ofEntries(Map.entry("orders", "12000"), Map.entry("rate", "40"), Map.entry("broker-restarts", "10"),
                     Map.entry("broker-node-restarts", "2"), Map.entry("kills", "3"), Map.entry("postgres-restarts", "2"),
@@ -51,7 +52,7 @@ public final class ChaosRun {
                     Map.entry("slot-recreations", "1"), Map.entry("relay-fresh-starts", "1"), Map.entry("foreign-messages", "2"),
                     Map.entry("inventory-db-refusals", "1"), Map.entry("inventory-db-outages", "1"),
                     Map.entry("binding-removals", "1"), Map.entry("second-inventory", "1"),
-                    Map.entry("relay-takeovers", "2")));
+                    Map.entry("relay-takeovers", "2"), Map.entry("consumer-scaling", "2"), Map.entry("double-kills", "2")));
 
     private static final long START = System.nanoTime();
 
@@ -124,7 +125,7 @@ public final class ChaosRun {
         // The services' own figures through the run: commit → applied and the relays' lag, across restarts.
         PipelineFigures figures = PipelineFigures.sampling(Map.of(
                         "order-service", system.orderService(), "inventory-service", system.inventoryService(),
-                        "inventory-service (second)", URI.create("http://127.0.0.1:" + Target.SECOND_INVENTORY_PORT)),
+                        "inventory-service (second)", URI.create("http://127.0.0.1:" + Target.Extra.SECOND_INVENTORY.port)),
                 Map.of("outbox-relay", URI.create(env("OUTBOX_RELAY_URL", "http://127.0.0.1:8083")),
                         "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084"))),
                 Duration.ofSeconds(2));
@@ -266,10 +267,12 @@ public final class ChaosRun {
                 say("relay republished parked events: %s", injections.republishParked(relayUrl()));
             }
             case SECOND_INVENTORY -> {
-                target.startSecondInventory();
+                target.startExtra(Target.Extra.SECOND_INVENTORY);
                 pause(8_000 + outage);
-                target.killSecondInventory();
+                target.stopExtra(Target.Extra.SECOND_INVENTORY, true);
             }
+            case CONSUMER_SCALING -> consumerScaling(target, outage);
+            case KILL_TWO_CONSUMERS -> killTwoConsumers(target, outage);
             case RELAY_TAKEOVER -> relayTakeover(target, outage);
         }
     }
@@ -281,8 +284,8 @@ public final class ChaosRun {
      * first relay through its readiness (its {@code role}).
      */
     private void relayTakeover(Target target, long outage) {
-        String standby = "outbox-relay/" + Target.STANDBY_RELAY;
-        target.startStandbyRelay();
+        String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
+        target.startExtra(Target.Extra.STANDBY_RELAY);
         boolean standbyRunning = true;
         try {
             awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
@@ -297,21 +300,93 @@ public final class ChaosRun {
             target.start("outbox-relay");
             awaitRelayRole("standby", Duration.ofMinutes(2));
             pause(2_000);
-            target.killStandbyRelay();
+            target.stopExtra(Target.Extra.STANDBY_RELAY, true);
             standbyRunning = false;
             long standbyKilled = System.nanoTime();
             awaitRelayRole("leader", Duration.ofMinutes(1));
             say("outbox-relay leads again %.1f s after the standby was killed", (System.nanoTime() - standbyKilled) / 1e9);
         } finally {
             if (standbyRunning) {
-                target.killStandbyRelay();
+                target.stopExtra(Target.Extra.STANDBY_RELAY, true);
             }
         }
     }
 
+    /**
+     * Scale out and back in, mid-load: a second inventory-service joins and takes its share of the
+     * partitions (three of six: their locks, held by its session, show in PostgreSQL); after a while it
+     * is stopped with SIGTERM, drains what it holds and gives them back; the first reads all six again.
+     */
+    private void consumerScaling(Target target, long outage) {
+        boolean running = true;
+        try {
+            secondInventoryTakesItsShare(target);
+            pause(5_000 + outage);
+            long stopping = System.nanoTime();
+            target.stopExtra(Target.Extra.SECOND_INVENTORY, false);
+            running = false;
+            awaitPartitionLocks(target, "the first inventory-service reading every partition again", Duration.ofMinutes(1),
+                    FIRST_INVENTORY, PARTITIONS);
+            say("stopped (SIGTERM): its partitions are the first's again %.1f s after the signal", (System.nanoTime() - stopping) / 1e9);
+        } finally {
+            if (running) {
+                target.stopExtra(Target.Extra.SECOND_INVENTORY, true);
+            }
+        }
+    }
+
+    /**
+     * Two consumers die at once: the second inventory-service joins and takes its share, then both it
+     * and the first are killed with one SIGKILL each in the same moment, so no partition has a reader
+     * and every delivery in hand goes back at once; the first is started again and must read all six.
+     */
+    private void killTwoConsumers(Target target, long outage) {
+        try {
+            secondInventoryTakesItsShare(target);
+            target.killTogether(List.of("inventory-service", Target.Extra.SECOND_INVENTORY.instance));
+        } finally {
+            target.stopExtra(Target.Extra.SECOND_INVENTORY, true);
+        }
+        pause(outage);
+        long started = System.nanoTime();
+        target.start("inventory-service");
+        awaitPartitionLocks(target, "inventory-service reading every partition after both were killed", Duration.ofMinutes(2),
+                FIRST_INVENTORY, PARTITIONS);
+        say("both killed; the first, started again, reads all %d partitions %.1f s later", PARTITIONS, (System.nanoTime() - started) / 1e9);
+    }
+
+    /** Starts the second inventory-service and waits until its session holds the locks of its three partitions. */
+    private static void secondInventoryTakesItsShare(Target target) {
+        long started = System.nanoTime();
+        target.startExtra(Target.Extra.SECOND_INVENTORY);
+        awaitPartitionLocks(target, "the second inventory-service reading its share", Duration.ofMinutes(2),
+                "= '" + INVENTORY_SESSIONS + Target.Extra.SECOND_INVENTORY.instance + "'", PARTITIONS / 2);
+        say("the second inventory-service reads %d of %d partitions %.1f s after it started", PARTITIONS / 2, PARTITIONS,
+                (System.nanoTime() - started) / 1e9);
+    }
+
+    /** inventory's instances' lock sessions: application_name inbox/inventory-service/<instance>. */
+    private static final String INVENTORY_SESSIONS = "inbox/inventory-service/";
+    /** The first instance's session, whatever its name (host/pid by default): any but the second's. */
+    private static final String FIRST_INVENTORY = "LIKE '" + INVENTORY_SESSIONS + "%' AND a.application_name <> '"
+            + INVENTORY_SESSIONS + Target.Extra.SECOND_INVENTORY.instance + "'";
+    private static final int PARTITIONS = Topology.INVENTORY_PARTITIONS;
+
+    /** Until the sessions named {@code nameCondition} hold exactly {@code locks} advisory locks in inventory's database. */
+    private static void awaitPartitionLocks(Target target, String what, Duration atMost, String nameCondition, int locks) {
+        awaitSql(target, what, atMost, "SELECT count(*) = " + locks + " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                + " WHERE l.locktype = 'advisory' AND l.granted AND a.datname = 'inventory' AND a.application_name " + nameCondition, "t");
+    }
+
     private static void awaitSql(Target target, String what, Duration atMost, String countQuery) {
+        awaitSql(target, what, atMost, countQuery, null);
+    }
+
+    /** Until the query prints {@code expected} (or, without one, anything but 0). */
+    private static void awaitSql(Target target, String what, Duration atMost, String query, String expected) {
         long deadline = System.nanoTime() + atMost.toNanos();
-        while (target.superuserSql("postgres", countQuery).trim().equals("0")) {
+        while (expected == null ? target.superuserSql("postgres", query).trim().equals("0")
+                : !target.superuserSql("postgres", query).trim().equals(expected)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no " + what + " after " + atMost.toSeconds() + " s");
             }

@@ -79,18 +79,18 @@ final class Injections {
         republished += count;
     }
 
-    /** What a mistaken deploy or a hand in the management UI does: the queue stops getting order events. */
+    /** What a mistaken deploy or a hand in the management UI does: inventory's partitions stop getting order events. */
     void unbindInventoryQueue() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("chaos-unbind");
              Channel channel = connection.createChannel()) {
-            channel.queueUnbind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+            channel.exchangeUnbind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
         }
     }
 
     void bindInventoryQueue() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("chaos-bind");
              Channel channel = connection.createChannel()) {
-            channel.queueBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+            channel.exchangeBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
         }
     }
 

@@ -41,8 +41,12 @@ record Schedule(List<Step> steps) {
         INVENTORY_DB_DOWN("inventory database down for 60 s", "inventory-db-outages"),
         /** The inventory queue's binding removed for 10 s: the relay parks, then republishes on request. */
         BINDING_REMOVED("inventory queue unbound for 10 s", "binding-removals"),
-        /** A second inventory-service joins the queue, consumes, and is killed. */
+        /** A second inventory-service joins, takes its share of the partitions, consumes, and is killed. */
         SECOND_INVENTORY("second inventory-service joins, then kill -9", "second-inventory"),
+        /** A second inventory-service joins and takes its share; later it is stopped (SIGTERM) and hands it back. */
+        CONSUMER_SCALING("second inventory-service joins, then is stopped (scale 1 → 2 → 1)", "consumer-scaling"),
+        /** Two inventory-service instances, each reading its partitions, killed at once; one comes back. */
+        KILL_TWO_CONSUMERS("two inventory-service instances killed at once", "double-kills"),
         /**
          * A standby outbox-relay joins; the leader is killed and the standby takes over; the leader comes
          * back as standby and the standby, leading now, is killed: the slot changes hands twice.

@@ -5,7 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -15,12 +18,30 @@ import java.util.concurrent.TimeUnit;
 abstract class Target {
 
     static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
-    /** Where the second inventory-service of deploy/local listens (the first is on 8082). */
-    static final int SECOND_INVENTORY_PORT = 8092;
-    /** Where the standby outbox-relay of deploy/local listens (the first is on 8083). */
-    static final int STANDBY_RELAY_PORT = 8093;
-    /** The standby relay's instance name (RELAY_LEADERSHIP_INSTANCE): its lock session is named after it. */
-    static final String STANDBY_RELAY = "outbox-relay-standby";
+    /**
+     * A second instance of a service, started beside the first for a fault: deploy/local runs it on a
+     * port of its own, compose as a one-off container (its port not published). Its instance name, in
+     * the variable the service reads it from, names its database session (the lock it asks for).
+     */
+    enum Extra {
+        /** A second inventory-service: it takes its share of the partitions (INBOX_PARTITIONING_INSTANCE). */
+        SECOND_INVENTORY("inventory-service", "inventory-service-2", 8092, "INBOX_PARTITIONING_INSTANCE"),
+        /** A standby outbox-relay for the same slot (RELAY_LEADERSHIP_INSTANCE). */
+        STANDBY_RELAY("outbox-relay", "outbox-relay-standby", 8093, "RELAY_LEADERSHIP_INSTANCE");
+
+        final String service;
+        final String instance;
+        /** Where deploy/local's extra instance listens (the first: 8082, 8083). */
+        final int port;
+        final String instanceVariable;
+
+        Extra(String service, String instance, int port, String instanceVariable) {
+            this.service = service;
+            this.instance = instance;
+            this.port = port;
+            this.instanceVariable = instanceVariable;
+        }
+    }
 
     protected final Path root;
 
@@ -55,17 +76,14 @@ abstract class Target {
     /** Runs one statement as PostgreSQL's superuser in a database; returns what it printed (psql -tA). */
     abstract String superuserSql(String database, String sql);
 
-    /** A second inventory-service on the same queue, without waiting for it. */
-    abstract void startSecondInventory();
+    /** Starts the extra instance, without waiting for it. */
+    abstract void startExtra(Extra extra);
 
-    /** SIGKILL to the second inventory-service. */
-    abstract void killSecondInventory();
+    /** SIGKILL to the extra instance, or SIGTERM (then waits until it has exited: its shutdown ran). */
+    abstract void stopExtra(Extra extra, boolean kill);
 
-    /** A second outbox-relay for the same slot ({@link #STANDBY_RELAY}), without waiting for it. */
-    abstract void startStandbyRelay();
-
-    /** SIGKILL to the second outbox-relay. */
-    abstract void killStandbyRelay();
+    /** SIGKILL to several services at once (one command), without starting them again. */
+    abstract void killTogether(List<String> services);
 
     /** Every service running and ready (after the last fault). */
     abstract void ensureRunning();
@@ -159,43 +177,40 @@ abstract class Target {
         }
 
         @Override
-        void startSecondInventory() {
+        void startExtra(Extra extra) {
             run(Duration.ofMinutes(1), "bash", "-c", """
                     source deploy/local/lib.sh && load_env
-                    set -a && source "$(env_file inventory-service)" && set +a
-                    export QUARKUS_HTTP_PORT=%d
+                    set -a && source "$(env_file "$1")" && set +a
+                    export QUARKUS_HTTP_PORT=$2 "$3=$4"
                     mkdir -p "$RUN_DIR/logs"
                     # shellcheck disable=SC2086
-                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of inventory-service)" \
-                        >> "$RUN_DIR/logs/inventory-service-2.log" 2>&1 < /dev/null &
-                    echo $! > "$RUN_DIR/inventory-service-2.pid"
-                    """.formatted(SECOND_INVENTORY_PORT));
+                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of "$1")" \\
+                        >> "$RUN_DIR/logs/$4.log" 2>&1 < /dev/null &
+                    echo $! > "$RUN_DIR/$4.pid"
+                    """, "start-extra", extra.service, String.valueOf(extra.port), extra.instanceVariable, extra.instance);
         }
 
         @Override
-        void killSecondInventory() {
-            run(Duration.ofMinutes(1), "bash", "-c", "source deploy/local/lib.sh"
-                    + " && kill -KILL \"$(< \"$RUN_DIR/inventory-service-2.pid\")\" && rm -f \"$RUN_DIR/inventory-service-2.pid\"");
-        }
-
-        @Override
-        void startStandbyRelay() {
+        void stopExtra(Extra extra, boolean kill) {
             run(Duration.ofMinutes(1), "bash", "-c", """
-                    source deploy/local/lib.sh && load_env
-                    set -a && source "$(env_file outbox-relay)" && set +a
-                    export QUARKUS_HTTP_PORT=%d RELAY_LEADERSHIP_INSTANCE=%s
-                    mkdir -p "$RUN_DIR/logs"
-                    # shellcheck disable=SC2086
-                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of outbox-relay)" \\
-                        >> "$RUN_DIR/logs/%s.log" 2>&1 < /dev/null &
-                    echo $! > "$RUN_DIR/%s.pid"
-                    """.formatted(STANDBY_RELAY_PORT, STANDBY_RELAY, STANDBY_RELAY, STANDBY_RELAY));
+                    source deploy/local/lib.sh
+                    pid=$(< "$RUN_DIR/$1.pid")
+                    kill "-$2" "$pid"
+                    while kill -0 "$pid" 2> /dev/null; do sleep 0.1; done
+                    rm -f "$RUN_DIR/$1.pid"
+                    """, "stop-extra", extra.instance, kill ? "KILL" : "TERM");
         }
 
         @Override
-        void killStandbyRelay() {
-            run(Duration.ofMinutes(1), "bash", "-c", "source deploy/local/lib.sh && kill -KILL \"$(< \"$RUN_DIR/%s.pid\")\" && rm -f \"$RUN_DIR/%s.pid\""
-                    .formatted(STANDBY_RELAY, STANDBY_RELAY));
+        void killTogether(List<String> services) {
+            List<String> command = new ArrayList<>(List.of("bash", "-c", """
+                    source deploy/local/lib.sh
+                    pids=()
+                    for pid_file in "$@"; do pids+=("$(< "$RUN_DIR/$pid_file.pid")"); done
+                    kill -KILL "${pids[@]}"
+                    """, "kill-together"));
+            command.addAll(services);
+            run(Duration.ofMinutes(1), command);
         }
 
         @Override
@@ -203,7 +218,7 @@ abstract class Target {
             Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
             List<String> recoveries = new ArrayList<>();
             // The standby relay's too, when one ran: whichever led recovered.
-            for (String name : List.of("outbox-relay.log", STANDBY_RELAY + ".log")) {
+            for (String name : List.of("outbox-relay.log", Extra.STANDBY_RELAY.instance + ".log")) {
                 Path log = logs.resolve(name);
                 if (!Files.exists(log)) {
                     continue;
@@ -240,8 +255,7 @@ abstract class Target {
     static final class Compose extends Target {
 
         private final List<String> compose;
-        private String secondInventory;
-        private String standbyRelay;
+        private final Map<Extra, String> extras = new EnumMap<>(Extra.class);
 
         Compose(Path root) {
             super(root);
@@ -302,25 +316,34 @@ abstract class Target {
         }
 
         @Override
-        void startSecondInventory() {
-            // A one-off container of the same service: it joins the queue; its port is not published.
-            secondInventory = compose("run", "-d", "--no-deps", "inventory-service").trim();
+        void startExtra(Extra extra) {
+            // A one-off container of the same service, named by its variable; its port is not published.
+            extras.put(extra, compose("run", "-d", "--no-deps", "-e", extra.instanceVariable + "=" + extra.instance, extra.service).trim());
         }
 
         @Override
-        void killSecondInventory() {
-            run(Duration.ofMinutes(1), "docker", "rm", "-f", secondInventory);
+        void stopExtra(Extra extra, boolean kill) {
+            String container = extras.remove(extra);
+            if (kill) {
+                run(Duration.ofMinutes(1), "docker", "rm", "-f", container);
+            } else {
+                run(Duration.ofMinutes(2), "docker", "stop", "--time", "60", container);
+                run(Duration.ofMinutes(1), "docker", "rm", container);
+            }
         }
 
         @Override
-        void startStandbyRelay() {
-            // A one-off container of the same service, named for its lock session; its port is not published.
-            standbyRelay = compose("run", "-d", "--no-deps", "-e", "RELAY_LEADERSHIP_INSTANCE=" + STANDBY_RELAY, "outbox-relay").trim();
-        }
-
-        @Override
-        void killStandbyRelay() {
-            run(Duration.ofMinutes(1), "docker", "rm", "-f", standbyRelay);
+        void killTogether(List<String> services) {
+            List<String> command = new ArrayList<>(List.of("kill", "-s", "SIGKILL"));
+            for (String service : services) {
+                Extra extra = Arrays.stream(Extra.values()).filter(e -> e.instance.equals(service)).findFirst().orElse(null);
+                if (extra == null) {
+                    command.add(service);
+                } else {
+                    run(Duration.ofMinutes(1), "docker", "kill", "--signal", "SIGKILL", extras.get(extra));
+                }
+            }
+            compose(command.toArray(String[]::new));
         }
 
         @Override

@@ -14,7 +14,8 @@ class ScheduleTest {
             Map.entry("broker-down-while-relay-starts", 2), Map.entry("poison", 2), Map.entry("republish", 2),
             Map.entry("slot-recreations", 1), Map.entry("relay-fresh-starts", 1), Map.entry("foreign-messages", 1),
             Map.entry("inventory-db-refusals", 1), Map.entry("inventory-db-outages", 1), Map.entry("binding-removals", 1),
-            Map.entry("second-inventory", 1), Map.entry("relay-takeovers", 2));
+            Map.entry("second-inventory", 1), Map.entry("relay-takeovers", 2), Map.entry("consumer-scaling", 2),
+            Map.entry("double-kills", 2));
 
     @Test
     void theSameSeedGivesTheSameScheduleAndAnotherSeedAnother() {
@@ -39,7 +40,9 @@ class ScheduleTest {
                 .containsEntry(Schedule.Fault.SLOT_RECREATED, 1L)
                 .containsEntry(Schedule.Fault.INVENTORY_DB_DOWN, 1L)
                 .containsEntry(Schedule.Fault.SECOND_INVENTORY, 1L)
-                .containsEntry(Schedule.Fault.RELAY_TAKEOVER, 2L);
+                .containsEntry(Schedule.Fault.RELAY_TAKEOVER, 2L)
+                .containsEntry(Schedule.Fault.CONSUMER_SCALING, 2L)
+                .containsEntry(Schedule.Fault.KILL_TWO_CONSUMERS, 2L);
     }
 
     @Test

@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
+import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -115,7 +116,7 @@ public final class Verifier {
         undecided.removeAll(uuids(system.inventory(), "SELECT order_id FROM order_outcomes"));
         int pending = uuids(system.orders(), "SELECT id FROM orders WHERE status = 'PENDING'").size();
         long[] depth = queueDepths();
-        return new Convergence(committed, undecided.size(), depth[0], unacked(Topology.INVENTORY_QUEUE), depth[1],
+        return new Convergence(committed, undecided.size(), depth[0], inventoryUnacked(), depth[1],
                 slotConfirmedPast(system.relaySlot(), walTarget),
                 pending, depth[2], unacked(Topology.ORDER_REPLIES_QUEUE), depth[3], slotConfirmedPast(system.replyRelaySlot(), walTarget));
     }
@@ -444,12 +445,12 @@ public final class Verifier {
         }
     }
 
-    /** Messages ready in the inventory queue, its dead-letter queue, order-service's reply queue and its dead-letter queue. */
+    /** Messages ready in the inventory partitions, their dead-letter queue, order-service's reply queue and its dead-letter queue. */
     private long[] queueDepths() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("verifier");
              Channel channel = connection.createChannel()) {
             return new long[] {
-                    channel.queueDeclarePassive(Topology.INVENTORY_QUEUE).getMessageCount(),
+                    inventoryReady(channel),
                     channel.queueDeclarePassive(Topology.INVENTORY_DEAD_LETTER_QUEUE).getMessageCount(),
                     channel.queueDeclarePassive(Topology.ORDER_REPLIES_QUEUE).getMessageCount(),
                     channel.queueDeclarePassive(Topology.ORDER_DEAD_LETTER_QUEUE).getMessageCount()};
@@ -477,6 +478,23 @@ public final class Verifier {
     }
 
     /** Messages delivered to a consumer and not yet acknowledged, from the management API (AMQP does not tell). */
+    /** Ready in inventory's partitions, all of them. */
+    private static long inventoryReady(Channel channel) throws IOException {
+        long ready = 0;
+        for (String partition : Topology.inventoryPartitions()) {
+            ready += channel.queueDeclarePassive(partition).getMessageCount();
+        }
+        return ready;
+    }
+
+    private long inventoryUnacked() throws Exception {
+        long unacked = 0;
+        for (String partition : Topology.inventoryPartitions()) {
+            unacked += unacked(partition);
+        }
+        return unacked;
+    }
+
     private long unacked(String queue) throws Exception {
         Broker broker = system.broker();
         URI uri = broker.management().resolve("/api/queues/" + URLEncoder.encode(broker.virtualHost(), StandardCharsets.UTF_8)

@@ -14,6 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import dev.outboxinbox.testing.RealServices;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -165,6 +166,22 @@ class ComposeMatchesLocalRunnerTest {
         composeApplicationServices().forEach((service, definition) -> assertThat(asMap(definition.get("environment")))
                 .as("%s exports its traces to the profile's collector", service)
                 .containsEntry("OTEL_EXPORTER_OTLP_ENDPOINT", "http://jaeger:4317"));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theBrokerHasTheSamePluginsInComposeLocallyAndInTestcontainers() throws IOException {
+        String plugins = Files.readString(ROOT.resolve("deploy/rabbitmq/enabled_plugins"));
+        assertThat(plugins).contains("rabbitmq_consistent_hash_exchange").isEqualTo(RealServices.RABBITMQ_ENABLED_PLUGINS);
+        Map<String, Object> compose;
+        try (Reader reader = Files.newBufferedReader(ROOT.resolve("docker-compose.yml"))) {
+            compose = new Yaml().load(reader);
+        }
+        Map<String, Object> rabbitmq = ((Map<String, Map<String, Object>>) compose.get("services")).get("rabbitmq");
+        assertThat((List<String>) rabbitmq.get("volumes"))
+                .contains("./deploy/rabbitmq/enabled_plugins:/etc/rabbitmq/enabled_plugins:ro");
+        assertThat(Files.readString(ROOT.resolve("deploy/local/prepare-services")))
+                .contains("deploy/rabbitmq/enabled_plugins");
     }
 
     /** The services compose builds from this repository's Dockerfile: the application services. */

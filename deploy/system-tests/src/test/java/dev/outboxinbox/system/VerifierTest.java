@@ -55,7 +55,9 @@ class VerifierTest {
         pg.execute(INVENTORY_DB, "SELECT pg_create_logical_replication_slot('" + REPLY_SLOT + "', 'pgoutput')");
         broker.recreateVirtualHost(VHOST);
         try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
-            channel.queueDeclare(Topology.INVENTORY_QUEUE, true, false, false, Topology.inventoryQueueArguments());
+            for (String partition : Topology.inventoryPartitions()) {
+                channel.queueDeclare(partition, true, false, false, Topology.inventoryPartitionArguments());
+            }
             channel.queueDeclare(Topology.INVENTORY_DEAD_LETTER_QUEUE, true, false, false, Topology.deadLetterQueueArguments());
             channel.queueDeclare(Topology.ORDER_REPLIES_QUEUE, true, false, false, Topology.orderRepliesQueueArguments());
             channel.queueDeclare(Topology.ORDER_DEAD_LETTER_QUEUE, true, false, false, Topology.deadLetterQueueArguments());
@@ -182,7 +184,7 @@ class VerifierTest {
     void aDeadLetterWithoutTheServicesReasonOrParkedByTheDeliveryLimitIsNamed() throws Exception {
         deadLetter("no-reason", Map.of());
         deadLetter("limit", Map.of("x-first-death-reason", "delivery_limit",
-                "x-death", List.of(Map.of("reason", "delivery_limit", "queue", Topology.INVENTORY_QUEUE, "count", 10L))));
+                "x-death", List.of(Map.of("reason", "delivery_limit", "queue", Topology.inventoryPartitions().get(0), "count", 10L))));
 
         assertThat(verify(Set.of("no-reason", "limit")).violations()).containsExactlyInAnyOrder(
                 "dead letter without the service's reason: no-reason",
@@ -276,11 +278,21 @@ class VerifierTest {
         UUID order = order(Map.of("SKU-APPLE", 1));
         reserve(order, Map.of("SKU-APPLE", 1));
         try (Connection connection = broker.connectionFactory(VHOST).newConnection(); Channel channel = connection.createChannel()) {
-            channel.basicPublish("", Topology.INVENTORY_QUEUE, new AMQP.BasicProperties.Builder().messageId("held").build(),
+            String partition = Topology.inventoryPartitions().get(3);
+            channel.basicPublish("", partition, new AMQP.BasicProperties.Builder().messageId("held").build(),
                     "{}".getBytes(StandardCharsets.UTF_8));
-            // Taken and never acked: nothing is ready, yet the queue is not drained.
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
-                    .until(() -> channel.basicGet(Topology.INVENTORY_QUEUE, false) != null);
+            // Taken and never acked: nothing is ready, yet the queue is not drained. (A consumer, not basic.get,
+            // which a quorum queue with single active consumer refuses.)
+            java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+            channel.basicQos(1);
+            channel.basicConsume(partition, false, new com.rabbitmq.client.DefaultConsumer(channel) {
+                @Override
+                public void handleDelivery(String tag, com.rabbitmq.client.Envelope envelope, AMQP.BasicProperties properties,
+                                           byte[] body) {
+                    taken.incrementAndGet();
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> taken.get() == 1);
 
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> verifier.convergence(verifier.walPosition()).unacked() == 1);
             Verifier.Convergence state = verifier.convergence(verifier.walPosition());

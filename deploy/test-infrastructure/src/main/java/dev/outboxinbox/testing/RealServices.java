@@ -3,6 +3,7 @@ package dev.outboxinbox.testing;
 import java.net.URI;
 import java.util.Map;
 import org.testcontainers.DockerClientFactory;
+import org.testcontainers.images.builder.Transferable;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.rabbitmq.RabbitMQContainer;
 
@@ -22,6 +23,9 @@ public final class RealServices {
 
     static final String POSTGRES_IMAGE = "postgres:15";
     static final String RABBITMQ_IMAGE = "rabbitmq:3.13.7-management";
+    /** deploy/rabbitmq/enabled_plugins, which compose mounts and deploy/local/prepare-services enables (a test keeps them equal). */
+    public static final String RABBITMQ_ENABLED_PLUGINS =
+            "[rabbitmq_management,rabbitmq_prometheus,rabbitmq_consistent_hash_exchange].\n";
 
     private static PostgresEndpoint postgres;
     private static RabbitMqEndpoint rabbitMq;
@@ -68,7 +72,8 @@ public final class RealServices {
     @SuppressWarnings("resource")
     private static RabbitMqEndpoint startRabbitMq() {
         requireDocker("RabbitMQ", "TEST_RABBITMQ_HOST, TEST_RABBITMQ_PORT, TEST_RABBITMQ_USER, TEST_RABBITMQ_PASSWORD");
-        RabbitMQContainer container = new RabbitMQContainer(RABBITMQ_IMAGE);
+        RabbitMQContainer container = new RabbitMQContainer(RABBITMQ_IMAGE)
+                .withCopyToContainer(Transferable.of(RABBITMQ_ENABLED_PLUGINS), "/etc/rabbitmq/enabled_plugins");
         container.start();
         return new RabbitMqEndpoint(container.getHost(), container.getAmqpPort(),
                 container.getAdminUsername(), container.getAdminPassword(), BrokerControl.inContainer(args -> {

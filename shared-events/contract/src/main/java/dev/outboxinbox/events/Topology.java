@@ -1,7 +1,9 @@
 package dev.outboxinbox.events;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * The RabbitMQ topology, in one place. Who declares what (all declarations are idempotent and
@@ -25,10 +27,24 @@ public final class Topology {
     /** Topic exchange for every order event; the routing key is the event type. */
     public static final String ORDERS_EXCHANGE = OrderEvent.AGGREGATE_TYPE;
 
-    /** inventory-service's queue of order events: quorum, so it survives a broker node restart with its messages. */
+    /**
+     * inventory-service's order events: the consistent-hash exchange (plugin
+     * {@code rabbitmq_consistent_hash_exchange}) that spreads them by order id over
+     * {@value #INVENTORY_PARTITIONS} partitions, quorum queues {@code inventory.orders.0} … {@code .5}
+     * (so they survive a broker node restart with their messages), each read by one instance at a time:
+     * the events of one order are applied in the order they were published, however many instances run.
+     */
     public static final String INVENTORY_QUEUE = "inventory.orders";
-    /** What inventory-service binds its queue with. */
+    /** What inventory-service binds its partitions' exchange with. */
     public static final String INVENTORY_BINDING = OrderCreated.TYPE;
+    /** 6 splits evenly over 1, 2, 3 and 6 instances. Fixed for the life of the queues (it re-hashes the orders). */
+    public static final int INVENTORY_PARTITIONS = 6;
+    /** What picks an event's partition: its aggregate's id. */
+    public static final String INVENTORY_PARTITION_KEY = MessageHeaders.AGGREGATE_ID;
+
+    public static List<String> inventoryPartitions() {
+        return IntStream.range(0, INVENTORY_PARTITIONS).mapToObj(p -> INVENTORY_QUEUE + "." + p).toList();
+    }
 
     /** Where inventory-service's messages go when they cannot be processed: a fanout exchange. */
     public static final String INVENTORY_DEAD_LETTER_EXCHANGE = "inventory.dead-letter";
@@ -36,8 +52,8 @@ public final class Topology {
 
     /**
      * Where inventory-service sends a dead letter back once its cause is fixed: a fanout exchange
-     * bound to {@value #INVENTORY_QUEUE} alone, so a redelivery reaches this consumer and no other
-     * subscriber of the orders exchange.
+     * bound to the partitions' exchange {@value #INVENTORY_QUEUE} alone, so a redelivery reaches this
+     * consumer (in its order's partition) and no other subscriber of the orders exchange.
      */
     public static final String INVENTORY_RETRY_EXCHANGE = "inventory.retry";
 
@@ -79,6 +95,13 @@ public final class Topology {
                 // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
                 "x-dead-letter-strategy", "at-least-once",
                 "x-overflow", "reject-publish");
+    }
+
+    /** Each of inventory's partitions: its queue's arguments, and one consumer at a time. */
+    public static Map<String, Object> inventoryPartitionArguments() {
+        Map<String, Object> arguments = new HashMap<>(inventoryQueueArguments());
+        arguments.put("x-single-active-consumer", true);
+        return Map.copyOf(arguments);
     }
 
     /** The same arguments as inventory's queue, with order-service's dead-letter exchange. */

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
@@ -40,11 +42,36 @@ class TopologyDefinitionsTest {
     }
 
     @Test
-    void theInventoryQueueHasTheArgumentsTheServiceDeclares() {
-        JsonNode queue = named("queues", Topology.INVENTORY_QUEUE);
-        assertThat(queue.get("durable").asBoolean()).isTrue();
-        assertThat(new ObjectMapper().convertValue(queue.get("arguments"), Map.class))
-                .isEqualTo(Topology.inventoryQueueArguments());
+    void everyInventoryPartitionHasTheArgumentsTheServiceDeclares() {
+        assertThat(Topology.inventoryPartitions()).hasSize(Topology.INVENTORY_PARTITIONS);
+        for (String partition : Topology.inventoryPartitions()) {
+            JsonNode queue = named("queues", partition);
+            assertThat(queue.get("durable").asBoolean()).isTrue();
+            assertThat(new ObjectMapper().convertValue(queue.get("arguments"), Map.class))
+                    .isEqualTo(Topology.inventoryPartitionArguments());
+            assertThat(DEFINITIONS.get("bindings")).filteredOn(b -> b.get("destination").asText().equals(partition))
+                    .singleElement().satisfies(b -> {
+                        assertThat(b.get("source").asText()).isEqualTo(Topology.INVENTORY_QUEUE);
+                        assertThat(b.get("routing_key").asText()).isEqualTo("1");
+                    });
+        }
+        assertThat(DEFINITIONS.get("queues")).filteredOn(q -> q.get("name").asText().startsWith(Topology.INVENTORY_QUEUE + "."))
+                .extracting(q -> q.get("name").asText())
+                .containsExactlyInAnyOrderElementsOf(concat(Topology.inventoryPartitions(), Topology.INVENTORY_DEAD_LETTER_QUEUE));
+    }
+
+    @Test
+    void thePartitionsExchangeHashesTheAggregateId() {
+        JsonNode exchange = named("exchanges", Topology.INVENTORY_QUEUE);
+        assertThat(exchange.get("type").asText()).isEqualTo("x-consistent-hash");
+        assertThat(exchange.get("durable").asBoolean()).isTrue();
+        assertThat(exchange.get("arguments").get("hash-header").asText()).isEqualTo(Topology.INVENTORY_PARTITION_KEY);
+    }
+
+    private static List<String> concat(List<String> list, String one) {
+        List<String> all = new ArrayList<>(list);
+        all.add(one);
+        return all;
     }
 
     @Test
@@ -60,6 +87,7 @@ class TopologyDefinitionsTest {
         assertThat(DEFINITIONS.get("bindings")).anySatisfy(binding -> {
             assertThat(binding.get("source").asText()).isEqualTo(Topology.ORDERS_EXCHANGE);
             assertThat(binding.get("destination").asText()).isEqualTo(Topology.INVENTORY_QUEUE);
+            assertThat(binding.get("destination_type").asText()).isEqualTo("exchange");
             assertThat(binding.get("routing_key").asText()).isEqualTo(Topology.INVENTORY_BINDING);
         });
         assertThat(DEFINITIONS.get("bindings")).anySatisfy(binding -> {
@@ -69,10 +97,13 @@ class TopologyDefinitionsTest {
     }
 
     @Test
-    void deadLettersGoBackThroughTheRetryExchangeToTheInventoryQueueAlone() {
+    void deadLettersGoBackThroughTheRetryExchangeToTheInventoryPartitionsAlone() {
         assertThat(named("exchanges", Topology.INVENTORY_RETRY_EXCHANGE).get("type").asText()).isEqualTo("fanout");
         assertThat(DEFINITIONS.get("bindings")).filteredOn(b -> b.get("source").asText().equals(Topology.INVENTORY_RETRY_EXCHANGE))
-                .singleElement().satisfies(b -> assertThat(b.get("destination").asText()).isEqualTo(Topology.INVENTORY_QUEUE));
+                .singleElement().satisfies(b -> {
+                    assertThat(b.get("destination").asText()).isEqualTo(Topology.INVENTORY_QUEUE);
+                    assertThat(b.get("destination_type").asText()).isEqualTo("exchange");
+                });
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * Everything the inbox is told by its service, under {@code inbox.*} (environment {@code INBOX_*}).
@@ -22,7 +23,11 @@ public interface InboxConfig {
     @WithDefault("${quarkus.application.name}")
     String consumer();
 
-    /** The queue this consumer reads; declared (quorum) with its dead-lettering on every connection. */
+    /**
+     * The queue this consumer reads; declared (quorum) with its dead-lettering on every connection.
+     * Partitioned ({@link Partitioning#count()} &gt; 0), the name of the consistent-hash exchange in
+     * front of the partitions and their prefix: {@code <queue>.0} … {@code <queue>.<count - 1>}.
+     */
     String queue();
 
     /** The exchange the queue is bound to (declared too, in case the consumer starts before the producer). */
@@ -117,6 +122,51 @@ public interface InboxConfig {
     /** Switches that break the guarantee on purpose. */
     Unsafe unsafe();
 
+    /** How several instances of this consumer share its messages. */
+    Partitioning partitioning();
+
+    /**
+     * Instances of one consumer compete for its messages either way; the inbox makes each message take
+     * effect once whichever instance gets it. What partitions add is <b>order</b>: without them, two
+     * instances on one queue apply two events of one aggregate side by side, in either order.
+     *
+     * <p>With {@code count} partitions, a consistent-hash exchange (the broker plugin
+     * {@code rabbitmq_consistent_hash_exchange}) routes each message by its {@link #hashHeader()} (the
+     * aggregate id) to one of {@code count} quorum queues, each with single active consumer. Each
+     * partition is read by one instance at a time: the instances share them out through advisory locks
+     * in their own database (a lock per partition, {@code count / instances} each, rebalanced when one
+     * joins or leaves), and an instance gives a partition up only once what it had in hand from it is
+     * applied and acked. Single active consumer is the broker-side fence behind the locks: should two
+     * instances ever subscribe to one partition, only one receives.
+     *
+     * <p>The count is fixed for the life of the queues: changing it re-hashes the aggregates, so drain
+     * the partitions first. Choose a multiple of the instance counts you expect (6 splits evenly over
+     * 1, 2, 3 and 6).
+     */
+    interface Partitioning {
+        /** 0: one queue, no order between instances. */
+        @WithDefault("0")
+        int count();
+
+        /** The message header whose value picks the partition: the aggregate's id. */
+        @WithDefault("aggregate-id")
+        String hashHeader();
+
+        /** How often an instance checks its locks and the other instances, and rebalances. */
+        @WithDefault("PT1S")
+        Duration heartbeat();
+
+        /**
+         * How long PostgreSQL keeps the locks of an instance gone silent (frozen, or cut off by the
+         * network) before its partitions go to the others: the lock session's {@code idle_session_timeout}.
+         */
+        @WithDefault("PT10S")
+        Duration lease();
+
+        /** This instance's name among the others (unique per instance). Default: host name/pid. */
+        Optional<String> instance();
+    }
+
     interface Unsafe {
         /**
          * Applies every delivery, duplicates included: the inbox does not decide. It exists for one
@@ -135,6 +185,17 @@ public interface InboxConfig {
 
     default String deadLetterExchangeName() {
         return deadLetterExchange().orElse(queue() + ".dead-letter");
+    }
+
+    /** The queues this consumer reads: {@link #queue()}, or its partitions. */
+    default List<String> queues() {
+        int count = partitioning().count();
+        return count == 0 ? List.of(queue())
+                : IntStream.range(0, count).mapToObj(this::partitionQueue).toList();
+    }
+
+    default String partitionQueue(int partition) {
+        return queue() + "." + partition;
     }
 
     default String retryExchangeName() {

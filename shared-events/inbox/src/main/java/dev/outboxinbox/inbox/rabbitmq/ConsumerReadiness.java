@@ -5,11 +5,13 @@ import dev.outboxinbox.inbox.InboxConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Ready only while consuming and applying: connected, topology declared, consumer registered, and
- * the inbox not held by an outage of the database. With {@code inbox.ready-only-when-consuming=false}
+ * the inbox not held by an outage of the database. Partitioned, an instance that reads none of the
+ * partitions (they are all taken) is ready too: it is the spare that takes some over. With {@code inbox.ready-only-when-consuming=false}
  * always up, the consumer's state in the data ({@code problem}).
  */
 @Readiness
@@ -31,9 +33,15 @@ class ConsumerReadiness implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         String problem = consumer.problem() != null ? consumer.problem() : consumer.inboxProblem();
-        return HealthCheckResponse.named("RabbitMQ consumer")
+        HealthCheckResponseBuilder response = HealthCheckResponse.named("RabbitMQ consumer")
                 .status(problem == null || !gates)
-                .withData("queue", queue)
+                .withData("queue", queue);
+        String partitions = consumer.partitions();
+        if (partitions != null) {
+            // Which partitions this instance reads: none is a spare (more instances than partitions), not a fault.
+            response = response.withData("partitions", partitions);
+        }
+        return response
                 .withData("in flight", consumer.inFlight())
                 .withData("problem", problem == null ? "none" : problem)
                 .withData("deduplication", deduplication.deduplicating() ? "on" : "OFF (UNSAFE: chaos negative control)")

@@ -26,14 +26,19 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.interceptor.Interceptor;
 import java.io.IOException;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -52,7 +57,13 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * <p>Built on the RabbitMQ Java client, with recovery of its own: a supervisor opens a connection,
  * declares the topology, consumes with a bounded prefetch, and when the connection dies (broker
  * restart, network) starts over with backoff, forever. Messages in flight on a dead channel are
- * redelivered by the broker, and the inbox absorbs the copies. (SmallRye's RabbitMQ connector was
+ * redelivered by the broker, and the inbox absorbs the copies.
+ *
+ * <p>Partitioned ({@code inbox.partitioning.count} &gt; 0; see {@link InboxConfig.Partitioning}), the
+ * supervisor also keeps the instances' share-out every heartbeat ({@link PartitionAssignment}): it reads
+ * each partition it holds the lock of on a channel of its own, and gives one up by cancelling its
+ * consumer, letting what it had in hand be applied and acked, closing its channel, and only then
+ * unlocking it. (SmallRye's RabbitMQ connector was
  * used first; after a broker restart it failed its stream for good with "BackPressureFailure:
  * Queue is full" — smallrye-reactive-messaging#1906 — which deploy/chaos found.)
  */
@@ -76,6 +87,12 @@ public class InboxConsumer {
     private final int prefetch;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicReference<String> problem = new AtomicReference<>("not connected yet");
+    private final AtomicReference<String> partitionProblem = new AtomicReference<>();
+    /** Null for one queue; else the share-out of the partitions, used by the supervisor thread alone. */
+    private final PartitionAssignment partitions;
+    private volatile String partitionsRead = "";
+    /** When the lock session failed (System.nanoTime()), while it has not come back; supervisor thread only. */
+    private Long lostSince;
     private final CountDownLatch stopping = new CountDownLatch(1);
     private volatile Session session;
     private volatile InboxSink inbox;
@@ -92,6 +109,8 @@ public class InboxConsumer {
         this.broker = broker;
         this.config = config;
         this.prefetch = config.prefetch();
+        this.partitions = config.partitioning().count() > 0
+                ? new PartitionAssignment(config, ConfigProvider.getConfig()) : null;
     }
 
     /**
@@ -147,7 +166,16 @@ public class InboxConsumer {
 
     /** null when consuming; else why not. */
     public String problem() {
-        return problem.get();
+        String broker = problem.get();
+        return broker != null ? broker : partitionProblem.get();
+    }
+
+    /**
+     * Which partitions this instance reads, of how many, among which instances; null when the consumer
+     * reads one queue.
+     */
+    public String partitions() {
+        return partitions == null ? null : partitionsRead;
     }
 
     public int inFlight() {
@@ -165,9 +193,15 @@ public class InboxConsumer {
         while (stopping.getCount() > 0) {
             try (Session opened = new Session(broker.factory().newConnection(config.consumer()))) {
                 session = opened;
+                if (partitions == null) {
+                    opened.subscribe(config.queue());
+                    Log.infof("Consuming %s from %s (prefetch %d) as %s", config.queue(), broker.describe(), prefetch, config.consumer());
+                } else {
+                    Log.infof("Consuming the partitions of %s that this instance (%s) is given, from %s (prefetch %d each)",
+                            config.queue(), partitions.instance(), broker.describe(), prefetch);
+                }
                 problem.set(null);
                 backoff = MIN_BACKOFF_MILLIS;
-                Log.infof("Consuming %s from %s (prefetch %d) as %s", config.queue(), broker.describe(), prefetch, config.consumer());
                 String cause = opened.awaitClosed(stopping);
                 if (cause != null) {
                     problem.set("connection lost: " + cause);
@@ -181,6 +215,11 @@ public class InboxConsumer {
                 Log.warnf("Cannot consume from RabbitMQ (%s); retrying in %d ms", e.toString(), backoff);
             } finally {
                 session = null;
+                if (partitions != null) {
+                    // Without a broker connection this instance reads nothing: its partitions go to the others.
+                    givePartitionsUp();
+                    lostSince = null;
+                }
             }
             try {
                 if (stopping.await(backoff, TimeUnit.MILLISECONDS)) {
@@ -195,39 +234,183 @@ public class InboxConsumer {
     }
 
     /**
+     * One heartbeat of the share-out: give up the partitions another instance should read (each once
+     * drained), take the free ones this instance should.
+     *
+     * <p>When the lock session fails (a database restart, a terminated session), its locks go with it,
+     * but this instance keeps reading what it read, for up to the lease: single active consumer keeps
+     * any instance that takes one of those locks meanwhile waiting on the queue, and once the session
+     * is back this one takes each lock again or, when another holds it, closes that channel at once
+     * (what it had in hand goes back to the queue's head, ahead of the rest, for the new reader; a copy
+     * whose first transaction is still running waits on its inbox row and is a duplicate once that
+     * commits). A blip costs no redelivery; a session gone longer than the lease means this instance
+     * lost its database, and it lets every partition go so that the others read them.
+     */
+    private void rebalance(Session current) {
+        try {
+            PartitionAssignment.Plan plan = partitions.plan();
+            if (lostSince != null) {
+                reclaim(current);
+                plan = partitions.plan();
+                lostSince = null;
+            }
+            for (int partition : plan.release()) {
+                current.unsubscribe(config.partitionQueue(partition), partitions.drainTimeout());
+                partitions.unlock(partition);
+            }
+            for (int partition : plan.acquire()) {
+                if (partitions.tryLock(partition)) {
+                    current.subscribe(config.partitionQueue(partition));
+                }
+            }
+            partitionProblem.set(null);
+            describePartitions(plan.members());
+        } catch (IOException e) {
+            current.fail("cannot subscribe to a partition: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            partitions.lost();
+            if (lostSince == null) {
+                lostSince = System.nanoTime();
+                Log.warnf("Partitions: %s; reading on for up to %s while the session comes back", e.getMessage(), partitions.lease());
+            }
+            boolean pastLease = System.nanoTime() - lostSince > partitions.lease().toNanos();
+            partitionProblem.set("cannot share the partitions out through the database" + (pastLease ? " (partitions given up)" : "")
+                    + ": " + e.getMessage());
+            if (pastLease && current.reading()) {
+                Log.errorf("Partitions: no session for longer than the lease (%s): every partition is given up to the others",
+                        partitions.lease());
+                current.unsubscribeAll();
+                describePartitions(List.of());
+            }
+        }
+    }
+
+    /** After a lost session: the lock of each partition still read, taken again, or the partition let go at once. */
+    private void reclaim(Session current) throws SQLException {
+        for (int partition = 0; partition < partitions.count(); partition++) {
+            String queue = config.partitionQueue(partition);
+            if (current.reads(queue) && !partitions.tryLock(partition)) {
+                Log.warnf("Partitions: %s is another instance's now; letting it go", queue);
+                current.drop(queue);
+            }
+        }
+    }
+
+    private void givePartitionsUp() {
+        partitions.lost();
+        describePartitions(List.of());
+    }
+
+    private void describePartitions(List<String> members) {
+        String read = partitions.owned().toString() + " of " + partitions.count() + ", instances " + members;
+        if (!read.equals(partitionsRead)) {
+            Log.infof("Partitions of %s: %s reads %s", config.queue(), partitions.instance(), read);
+            partitionsRead = read;
+        }
+    }
+
+    /**
      * One connection's life: a consuming channel, a confirm channel for dead letters, and one
      * thread each for acks and for dead-lettering, so no channel is used from two threads.
      */
     private final class Session implements AutoCloseable {
 
         private final Connection connection;
-        private final Channel channel;
+        private final Map<String, Subscription> subscriptions = new ConcurrentHashMap<>();
         private final DeadLetters deadLetters;
         private final ExecutorService acks = Executors.newSingleThreadExecutor(r -> new Thread(r, "inbox-acks"));
         private final ExecutorService parking = Executors.newSingleThreadExecutor(r -> new Thread(r, "inbox-dead-letters"));
         private final CountDownLatch closed = new CountDownLatch(1);
         private volatile String closedBecause;
-        private volatile String consumerTag;
+        private volatile boolean cancelled;
 
         Session(Connection connection) throws IOException {
             this.connection = connection;
             connection.addShutdownListener(this::closed);
-            channel = connection.createChannel();
-            channel.addShutdownListener(this::closed);
-            TopologyDeclarer.declare(channel, config);
+            try (Channel declaring = connection.createChannel()) {
+                TopologyDeclarer.declare(declaring, config);
+            } catch (TimeoutException e) {
+                throw new IOException("closing the channel that declared the topology: " + e, e);
+            }
             deadLetters = new DeadLetters(connection, config.deadLetterExchangeName(), config.deadLetterQueueName());
+        }
+
+        /** Reads {@code queue} on a channel of its own, with its own prefetch. */
+        void subscribe(String queue) throws IOException {
+            if (cancelled) {
+                return;
+            }
+            Channel channel = connection.createChannel();
+            channel.addShutdownListener(cause -> {
+                if (!cause.isInitiatedByApplication()) {
+                    closed(cause);
+                }
+            });
             channel.basicQos(prefetch);
-            consumerTag = channel.basicConsume(config.queue(), false, config.consumer(), new DefaultConsumer(channel) {
+            Subscription subscription = new Subscription(queue, channel);
+            subscriptions.put(queue, subscription);
+            subscription.tag = channel.basicConsume(queue, false, config.consumer(), new DefaultConsumer(channel) {
                 @Override
                 public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-                    receive(envelope, properties, body);
+                    receive(subscription, envelope, properties, body);
                 }
 
                 @Override
                 public void handleCancel(String tag) {
-                    closed(new ShutdownSignalException(false, false, null, "the broker cancelled the consumer (queue deleted?)"));
+                    closed(new ShutdownSignalException(false, false, null,
+                            "the broker cancelled the consumer of " + queue + " (queue deleted?)"));
                 }
             });
+        }
+
+        /**
+         * Stops reading {@code queue}: no more deliveries, then what is in hand is applied and acked (up
+         * to {@code drain}; what is left after that goes back to the queue with the channel), then its
+         * channel is closed. When this returns, this instance has nothing of that queue unacked.
+         */
+        void unsubscribe(String queue, Duration drain) throws InterruptedException {
+            Subscription subscription = subscriptions.remove(queue);
+            if (subscription == null) {
+                return;
+            }
+            subscription.cancel();
+            long deadline = System.nanoTime() + drain.toNanos();
+            while (subscription.inFlight.get() > 0 && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+            if (subscription.inFlight.get() > 0) {
+                Log.warnf("%d messages of %s still in hand after %s; they go back to the queue", subscription.inFlight.get(),
+                        queue, drain);
+            }
+            subscription.close();
+        }
+
+        /** Stops reading every queue now: what is in hand goes back to the queues with the channels. */
+        void unsubscribeAll() {
+            List.copyOf(subscriptions.keySet()).forEach(this::drop);
+        }
+
+        /** Stops reading {@code queue} now: what is in hand goes back to the queue's head with the channel. */
+        void drop(String queue) {
+            Subscription subscription = subscriptions.remove(queue);
+            if (subscription != null) {
+                subscription.close();
+            }
+        }
+
+        boolean reads(String queue) {
+            return subscriptions.containsKey(queue);
+        }
+
+        boolean reading() {
+            return !subscriptions.isEmpty();
+        }
+
+        /** Ends this connection's life: the supervisor starts over with a new one. */
+        void fail(String reason) {
+            closed(new ShutdownSignalException(false, false, null, reason));
         }
 
         private void closed(ShutdownSignalException cause) {
@@ -237,28 +420,35 @@ public class InboxConsumer {
             closed.countDown();
         }
 
-        /** @return why the connection closed, or null if the service is stopping */
+        /**
+         * Waits for the end of this connection's life; partitioned, keeps the share-out meanwhile.
+         * @return why the connection closed, or null if the service is stopping
+         */
         String awaitClosed(CountDownLatch stopping) throws InterruptedException {
-            while (!closed.await(200, TimeUnit.MILLISECONDS)) {
+            long nextBeat = System.nanoTime();
+            while (true) {
+                if (partitions != null && !cancelled && System.nanoTime() - nextBeat >= 0) {
+                    rebalance(this);
+                    nextBeat = System.nanoTime() + partitions.heartbeat().toNanos();
+                }
+                if (closed.await(partitions == null ? 200 : 100, TimeUnit.MILLISECONDS)) {
+                    return closedBecause;
+                }
                 if (stopping.getCount() == 0) {
                     return null;
                 }
             }
-            return closedBecause;
         }
 
+        /** Before shutdown: no more deliveries on any queue, and no new subscription. */
         void cancel() {
-            try {
-                if (consumerTag != null && channel.isOpen()) {
-                    channel.basicCancel(consumerTag);
-                }
-            } catch (Exception e) {
-                Log.debugf("cancel on a closing channel: %s", e);
-            }
+            cancelled = true;
+            subscriptions.values().forEach(Subscription::cancel);
         }
 
-        private void receive(Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        private void receive(Subscription from, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
             inFlight.incrementAndGet();
+            from.inFlight.incrementAndGet();
             Classification classification;
             try {
                 classification = classifier.classify(properties.getMessageId(), properties.getType(),
@@ -270,7 +460,7 @@ public class InboxConsumer {
             Span span = tracing.receiving(config.queue(), properties.getMessageId(), properties.getHeaders());
             if (classification instanceof Classification.Rejected rejected) {
                 InboxTracing.ended(span, "poison", rejected.reason());
-                park(envelope, properties, body, rejected.reason());
+                park(from, envelope, properties, body, rejected.reason());
                 return;
             }
             InboxMessage<?> message = ((Classification.Accepted) classification).message()
@@ -279,14 +469,14 @@ public class InboxConsumer {
                 if (failure != null) {
                     InboxTracing.ended(span, "requeued", failure.toString());
                     Log.errorf(failure, "Message %s could not be handled; it goes back to the queue", properties.getMessageId());
-                    nack(envelope);
+                    nack(from, envelope);
                 } else if (outcome instanceof Outcome.Poison poison) {
                     InboxTracing.ended(span, "poison", poison.reason());
-                    park(envelope, properties, body, poison.reason());
+                    park(from, envelope, properties, body, poison.reason());
                 } else if (outcome instanceof Outcome.Transient transientFailure) {
                     InboxTracing.ended(span, "requeued", transientFailure.reason());
                     Log.warnf("Message %s goes back to the queue: %s", properties.getMessageId(), transientFailure.reason());
-                    nack(envelope);
+                    nack(from, envelope);
                 } else {
                     if (outcome instanceof Outcome.Duplicate) {
                         // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
@@ -296,19 +486,19 @@ public class InboxConsumer {
                         committedAt(properties).ifPresent(metrics::appliedAfterCommit);
                         InboxTracing.ended(span, "applied", null);
                     }
-                    ack(envelope);
+                    ack(from, envelope);
                 }
             });
         }
 
-        private void park(Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason) {
+        private void park(Subscription from, Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason) {
             metrics.poisoned();
-            submit(parking, envelope, () -> {
+            submit(parking, from, envelope, () -> {
                 for (int attempt = 1; ; attempt++) {
                     try {
                         deadLetters.park(envelope, properties, body, reason);
                         recentDeadLetters.add(properties.getMessageId(), properties.getType(), reason);
-                        ack(envelope);
+                        ack(from, envelope);
                         return;
                     } catch (Exception e) {
                         // The copy is not safe in the dead-letter queue: keep the original. Retried here
@@ -316,7 +506,7 @@ public class InboxConsumer {
                         if (attempt >= PARK_ATTEMPTS || !connection.isOpen() || !pause(attempt)) {
                             Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue",
                                     properties.getMessageId(), e);
-                            nack(envelope);
+                            nack(from, envelope);
                             return;
                         }
                         Log.warnf("Could not dead-letter message %s (attempt %d of %d): %s; retrying on a new channel",
@@ -337,38 +527,43 @@ public class InboxConsumer {
             }
         }
 
-        private void ack(Envelope envelope) {
-            submit(acks, envelope, () -> {
+        private void ack(Subscription from, Envelope envelope) {
+            submit(acks, from, envelope, () -> {
                 try {
-                    channel.basicAck(envelope.getDeliveryTag(), false);
+                    from.channel.basicAck(envelope.getDeliveryTag(), false);
                 } catch (Exception e) {
                     lost(envelope, e);
                 } finally {
-                    inFlight.decrementAndGet();
+                    settled(from);
                 }
             });
         }
 
-        private void nack(Envelope envelope) {
-            submit(acks, envelope, () -> {
+        private void nack(Subscription from, Envelope envelope) {
+            submit(acks, from, envelope, () -> {
                 try {
-                    channel.basicNack(envelope.getDeliveryTag(), false, true);
+                    from.channel.basicNack(envelope.getDeliveryTag(), false, true);
                     metrics.requeued();
                 } catch (Exception e) {
                     lost(envelope, e);
                 } finally {
-                    inFlight.decrementAndGet();
+                    settled(from);
                 }
             });
         }
 
-        private void submit(ExecutorService executor, Envelope envelope, Runnable task) {
+        private void submit(ExecutorService executor, Subscription from, Envelope envelope, Runnable task) {
             try {
                 executor.execute(task);
             } catch (RejectedExecutionException e) {
                 lost(envelope, e);
-                inFlight.decrementAndGet();
+                settled(from);
             }
+        }
+
+        private void settled(Subscription from) {
+            from.inFlight.decrementAndGet();
+            inFlight.decrementAndGet();
         }
 
         private void lost(Envelope envelope, Exception e) {
@@ -392,6 +587,40 @@ public class InboxConsumer {
                 }
             } catch (Exception e) {
                 Log.debugf("closing the connection: %s", e);
+            }
+        }
+    }
+
+    /** One queue read on one channel: its deliveries are acked on that channel, and counted until they are. */
+    private static final class Subscription {
+
+        private final String queue;
+        private final Channel channel;
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private volatile String tag;
+
+        Subscription(String queue, Channel channel) {
+            this.queue = queue;
+            this.channel = channel;
+        }
+
+        void cancel() {
+            try {
+                if (tag != null && channel.isOpen()) {
+                    channel.basicCancel(tag);
+                }
+            } catch (Exception e) {
+                Log.debugf("cancelling the consumer of %s on a closing channel: %s", queue, e);
+            }
+        }
+
+        void close() {
+            try {
+                if (channel.isOpen()) {
+                    channel.close();
+                }
+            } catch (Exception e) {
+                Log.debugf("closing the channel of %s: %s", queue, e);
             }
         }
     }

@@ -1,0 +1,260 @@
+package dev.outboxinbox.inbox.rabbitmq;
+
+import dev.outboxinbox.inbox.InboxConfig;
+import io.quarkus.logging.Log;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.Config;
+
+/**
+ * Which partitions this instance reads, agreed with the other instances of the same consumer through
+ * PostgreSQL, the database they already share. Each instance keeps one session open with
+ * {@code application_name = inbox/<consumer>/<instance>}: the sessions are the membership list. The
+ * instances sorted by name, the one at index {@code i} of {@code n} should read the partitions
+ * {@code p} with {@code p % n == i}; it reads one only while it holds that partition's session-level
+ * advisory lock, and it unlocks one only after it stopped reading it and acked what it had in hand. So a
+ * partition passes from one instance to the next without two ever reading it at once, and the one
+ * taking it over starts where the other left off, in order.
+ *
+ * <p>An instance that dies loses its session, and its locks with it, at once ({@code kill -9} closes
+ * the socket); one frozen or cut off by the network loses them after {@code lease}, the session's
+ * {@code idle_session_timeout}. This class only decides and locks; {@link InboxConsumer} subscribes,
+ * drains and unsubscribes, from one thread.
+ */
+final class PartitionAssignment implements AutoCloseable {
+
+    /** What one heartbeat found: the partitions to give up (after draining them), and those to try to take. */
+    record Plan(SortedSet<Integer> release, SortedSet<Integer> acquire, List<String> members) {
+    }
+
+    private static final String PREFIX = "inbox/";
+
+    private final InboxConfig.Partitioning settings;
+    private final int count;
+    private final String consumer;
+    private final String instance;
+    private final String jdbcUrl;
+    private final Properties credentials;
+    private final SortedSet<Integer> owned = new TreeSet<>();
+    private Connection session;
+    private volatile List<String> members = List.of();
+
+    PartitionAssignment(InboxConfig config, Config datasource) {
+        this.settings = config.partitioning();
+        this.count = settings.count();
+        this.consumer = config.consumer();
+        this.instance = settings.instance().orElseGet(() -> hostName() + "/" + ProcessHandle.current().pid());
+        this.jdbcUrl = datasource.getValue("quarkus.datasource.jdbc.url", String.class);
+        this.credentials = new Properties();
+        datasource.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(u -> credentials.setProperty("user", u));
+        datasource.getOptionalValue("quarkus.datasource.password", String.class).ifPresent(p -> credentials.setProperty("password", p));
+        if (settings.heartbeat().multipliedBy(3).compareTo(settings.lease()) > 0) {
+            throw new IllegalArgumentException("inbox.partitioning.heartbeat (" + settings.heartbeat() + ") must be at most a"
+                    + " third of inbox.partitioning.lease (" + settings.lease() + "): an instance must notice a failing"
+                    + " session before its locks are given to another");
+        }
+    }
+
+    /**
+     * One heartbeat: opens the session if needed, proves it still holds its locks, reads the members.
+     * Throws when the session failed: every lock went with it, and the caller must stop reading every
+     * partition at once, then call {@link #lost()}.
+     */
+    Plan plan() throws SQLException {
+        if (session == null) {
+            session = connect();
+        }
+        SortedSet<Integer> held = held();
+        if (!held.containsAll(owned)) {
+            throw new SQLException("the locks of partitions " + difference(owned, held) + " are no longer held by this session");
+        }
+        List<String> names = memberNames();
+        int index = names.indexOf(instance);
+        int n = names.size();
+        SortedSet<Integer> mine = new TreeSet<>();
+        for (int p = 0; p < count; p++) {
+            if (p % n == index) {
+                mine.add(p);
+            }
+        }
+        members = names;
+        return new Plan(difference(owned, mine), difference(mine, owned), names);
+    }
+
+    /** Takes a partition if no other instance holds it (the one giving it up unlocks it once drained). */
+    boolean tryLock(int partition) throws SQLException {
+        try (PreparedStatement lock = session.prepareStatement("SELECT pg_try_advisory_lock(hashtextextended(?, 0))")) {
+            lock.setQueryTimeout(timeoutSeconds());
+            lock.setString(1, lockName(partition));
+            try (ResultSet rs = lock.executeQuery()) {
+                rs.next();
+                if (rs.getBoolean(1)) {
+                    owned.add(partition);
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    /** Gives a partition up: call only once nothing read from it is left unacked. */
+    void unlock(int partition) throws SQLException {
+        owned.remove(partition);
+        try (PreparedStatement unlock = session.prepareStatement("SELECT pg_advisory_unlock(hashtextextended(?, 0))")) {
+            unlock.setQueryTimeout(timeoutSeconds());
+            unlock.setString(1, lockName(partition));
+            unlock.executeQuery().close();
+        }
+    }
+
+    /** The session failed or is given up: it held every lock, so none is held now. */
+    void lost() {
+        owned.clear();
+        members = List.of();
+        close();
+    }
+
+    SortedSet<Integer> owned() {
+        return new TreeSet<>(owned);
+    }
+
+    List<String> members() {
+        return members;
+    }
+
+    String instance() {
+        return instance;
+    }
+
+    int count() {
+        return count;
+    }
+
+    /** How long a partition may take to drain before it is given up anyway: well within the lease. */
+    Duration drainTimeout() {
+        return settings.lease().dividedBy(3);
+    }
+
+    Duration heartbeat() {
+        return settings.heartbeat();
+    }
+
+    Duration lease() {
+        return settings.lease();
+    }
+
+    private SortedSet<Integer> held() throws SQLException {
+        SortedSet<Integer> held = new TreeSet<>();
+        try (PreparedStatement query = session.prepareStatement("""
+                SELECT p FROM generate_series(0, ? - 1) AS p WHERE EXISTS (SELECT FROM pg_locks \
+                WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() AND objsubid = 1 \
+                AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(? || p, 0))""")) {
+            query.setQueryTimeout(timeoutSeconds());
+            query.setInt(1, count);
+            query.setString(2, lockName(""));
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    held.add(rs.getInt(1));
+                }
+            }
+        }
+        return held;
+    }
+
+    private List<String> memberNames() throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (PreparedStatement query = session.prepareStatement("""
+                SELECT application_name FROM pg_stat_activity \
+                WHERE datname = current_database() AND starts_with(application_name, ?) ORDER BY application_name""")) {
+            query.setQueryTimeout(timeoutSeconds());
+            query.setString(1, applicationPrefix());
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    names.add(rs.getString(1).substring(applicationPrefix().length()));
+                }
+            }
+        }
+        if (!names.contains(instance)) {
+            throw new SQLException("this instance's session (" + applicationPrefix() + instance + ") is not among the members");
+        }
+        return names;
+    }
+
+    private String lockName(int partition) {
+        return lockName(String.valueOf(partition));
+    }
+
+    private String lockName(String partition) {
+        return PREFIX + consumer + ":partition:" + partition;
+    }
+
+    private String applicationPrefix() {
+        return PREFIX + consumer + "/";
+    }
+
+    private Connection connect() throws SQLException {
+        Properties properties = new Properties();
+        properties.putAll(credentials);
+        properties.setProperty("ApplicationName", applicationPrefix() + instance);
+        properties.setProperty("tcpKeepAlive", "true");
+        properties.setProperty("connectTimeout", String.valueOf(timeoutSeconds()));
+        properties.setProperty("socketTimeout", String.valueOf(timeoutSeconds() * 2));
+        Connection connection = DriverManager.getConnection(jdbcUrl, properties);
+        try (Statement statement = connection.createStatement()) {
+            // The lease: a session silent this long (its instance frozen or cut off) is ended by PostgreSQL.
+            statement.execute("SET idle_session_timeout = '" + settings.lease().toMillis() + "ms'");
+        } catch (SQLException e) {
+            connection.close();
+            throw new SQLException("cannot set the partition locks' lease (idle_session_timeout, PostgreSQL 14+): "
+                    + e.getMessage(), e);
+        }
+        Log.infof("Partitions: %s joins the instances of %s (%d partitions)", instance, consumer, count);
+        return connection;
+    }
+
+    private int timeoutSeconds() {
+        return (int) Math.max(1, settings.lease().dividedBy(3).toSeconds());
+    }
+
+    private static SortedSet<Integer> difference(Set<Integer> from, Set<Integer> minus) {
+        return from.stream().filter(p -> !minus.contains(p)).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    @Override
+    public void close() {
+        if (session != null) {
+            try {
+                session.close();
+            } catch (SQLException e) {
+                Log.debugf("Partitions: closing the session: %s", e.getMessage());
+            }
+            session = null;
+        }
+    }
+
+    private static String hostName() {
+        String fromEnvironment = System.getenv("HOSTNAME");
+        if (fromEnvironment != null && !fromEnvironment.isBlank()) {
+            return fromEnvironment;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "consumer";
+        }
+    }
+}
