@@ -3,6 +3,7 @@ package dev.outboxinbox.relay;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -78,7 +79,12 @@ class RelayLag {
         RelayConfig.Source source = config.source();
         // Rows committed after the newest event published are not published yet (a row's occurred_at
         // is set before its commit, so a long transaction can be missed: this is a lower bound).
-        Instant publishedUpTo = status.publishedUpTo() != null ? status.publishedUpTo() : storedCommitTime().orElse(Instant.EPOCH);
+        Instant publishedUpTo;
+        try {
+            publishedUpTo = status.publishedUpTo() != null ? status.publishedUpTo() : storedCommitTime().orElse(Instant.EPOCH);
+        } catch (SQLException | IOException e) {
+            return new Sample(-1, -1, "cannot read the stored offset: " + e.getMessage());
+        }
         Properties properties = new Properties();
         properties.putAll(TIMEOUTS);
         properties.setProperty("user", source.user());
@@ -105,7 +111,7 @@ class RelayLag {
     }
 
     /** The commit time of the newest event in the stored offset (Debezium's {@code ts_usec}), if there is one. */
-    private Optional<Instant> storedCommitTime() {
+    private Optional<Instant> storedCommitTime() throws SQLException, IOException {
         RelayConfig.Offsets offsets = config.offsets();
         Properties properties = new Properties();
         properties.putAll(TIMEOUTS);
@@ -124,8 +130,11 @@ class RelayLag {
                 }
             }
             return newest < 0 ? Optional.empty() : Optional.of(Instant.EPOCH.plus(newest, ChronoUnit.MICROS));
-        } catch (SQLException | java.io.IOException e) {
-            return Optional.empty(); // no offsets yet (the table is made at the first commit), or unreadable: counted as none
+        } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState())) {
+                return Optional.empty(); // no offsets yet: the table is made at the first commit
+            }
+            throw e; // unreachable or refused: reported as the lag's problem, never read as "nothing published"
         }
     }
 }

@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -252,25 +253,37 @@ class SlotRecovery {
                            (extract(epoch FROM occurred_at) * 1000)::bigint, payload::text
                     FROM %s ORDER BY occurred_at""".formatted(source.table()))) {
                 List<OutboundMessage> batch = new ArrayList<>(BATCH);
+                long newest = 0;
                 while (rs.next()) {
+                    newest = rs.getLong(7);
                     batch.add(OutboundMessage.of(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getInt(5), rs.getString(6), rs.getLong(7), rs.getString(8)));
+                            rs.getInt(5), rs.getString(6), newest, rs.getString(8)));
                     if (batch.size() == BATCH) {
-                        requireLeadership();
-                        status.recordParked(publishTraced(batch));
-                        published += batch.size();
+                        published += publishConfirmed(batch, newest);
                         batch.clear();
                     }
                 }
-                requireLeadership();
-                status.recordParked(publishTraced(batch));
-                published += batch.size();
+                published += publishConfirmed(batch, newest);
             }
         } finally {
             sourceDb.rollback();
             sourceDb.setAutoCommit(true);
         }
         return published;
+    }
+
+    /**
+     * One batch of the table, confirmed; then the lag counts from its newest row (ordered by
+     * {@code occurred_at}), as it does from the stream's commits.
+     */
+    private int publishConfirmed(List<OutboundMessage> batch, long newestMillis) throws PublishFailedException, InterruptedException {
+        if (batch.isEmpty()) {
+            return 0;
+        }
+        requireLeadership();
+        status.recordParked(publishTraced(batch));
+        status.publishedUpTo(Instant.ofEpochMilli(newestMillis));
+        return batch.size();
     }
 
     /**
