@@ -312,8 +312,10 @@ public class InboxConsumer {
     }
 
     /**
-     * One connection's life: a consuming channel, a confirm channel for dead letters, and one
-     * thread each for acks and for dead-lettering, so no channel is used from two threads.
+     * One connection's life: a consuming channel per queue read (the queue, or each partition this
+     * instance holds), a confirm channel for dead letters, and one thread each for acks and for
+     * dead-lettering, so no channel is used from two threads (a partition's channel is cancelled and
+     * closed from the supervisor's, once nothing of it is left to ack).
      */
     private final class Session implements AutoCloseable {
 

@@ -10,9 +10,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.SortedSet;
@@ -57,7 +59,7 @@ final class PartitionAssignment implements AutoCloseable {
         this.settings = config.partitioning();
         this.count = settings.count();
         this.consumer = config.consumer();
-        this.instance = settings.instance().orElseGet(() -> hostName() + "/" + ProcessHandle.current().pid());
+        this.instance = instanceName(settings.instance(), PREFIX + consumer + "/");
         this.jdbcUrl = datasource.getValue("quarkus.datasource.jdbc.url", String.class);
         this.credentials = new Properties();
         datasource.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(u -> credentials.setProperty("user", u));
@@ -71,8 +73,8 @@ final class PartitionAssignment implements AutoCloseable {
 
     /**
      * One heartbeat: opens the session if needed, proves it still holds its locks, reads the members.
-     * Throws when the session failed: every lock went with it, and the caller must stop reading every
-     * partition at once, then call {@link #lost()}.
+     * Throws when the session failed: every lock went with it; the caller calls {@link #lost()}
+     * (what it reads meanwhile: {@link InboxConsumer}).
      */
     Plan plan() throws SQLException {
         if (session == null) {
@@ -244,6 +246,32 @@ final class PartitionAssignment implements AutoCloseable {
             }
             session = null;
         }
+    }
+
+    /** PostgreSQL keeps 63 bytes of an application_name: the members are read back from it, so the name must fit. */
+    private static final int APPLICATION_NAME_BYTES = 63;
+
+    /**
+     * The configured name, which must fit whole in the session's application_name after {@code prefix};
+     * by default host/pid, the host name shortened to fit.
+     */
+    static String instanceName(Optional<String> configured, String prefix) {
+        int room = APPLICATION_NAME_BYTES - prefix.getBytes(StandardCharsets.UTF_8).length;
+        if (configured.isPresent()) {
+            String name = configured.get();
+            if (name.isBlank() || name.getBytes(StandardCharsets.UTF_8).length > room) {
+                throw new IllegalArgumentException("inbox.partitioning.instance '" + name + "' must be 1 to " + room
+                        + " bytes: it is read back from the lock session's application_name ('" + prefix + "…', 63 bytes at most)");
+            }
+            return name;
+        }
+        String pid = "/" + ProcessHandle.current().pid();
+        if (room < pid.length() + 1) {
+            throw new IllegalArgumentException("no room for this instance's name behind '" + prefix + "' in 63 bytes: set"
+                    + " inbox.partitioning.instance to a name of at most " + Math.max(0, room) + " bytes, or shorten inbox.consumer");
+        }
+        String host = hostName().replaceAll("[^\\x20-\\x7e]", "?");
+        return host.substring(0, Math.min(host.length(), room - pid.length())) + pid;
     }
 
     private static String hostName() {
