@@ -6,10 +6,10 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -33,10 +33,20 @@ import java.util.concurrent.TimeUnit;
  *       the others are applied. (Twice, because an outage can end between a batch and its probe.)</li>
  * </ul>
  * A deadlock or a serialization failure is retried a few times first: those pass on their own.
+ * A batch ended by one of the inbox's fences ({@code inbox.lock-timeout}: it waited on a row another
+ * transaction holds; {@code inbox.idle-in-transaction-timeout}) is retried in place with a growing
+ * pause, neither probed nor parked: no message is at fault, and the transaction holding the row ends
+ * (it commits, or PostgreSQL ends it when its owner froze) — see {@link DatabaseErrors#blocked}.
+ *
+ * <p>{@code inbox.unsafe.apply-out-of-order} (chaos profile only, {@link DeduplicationGuard}) gathers
+ * messages for {@value #GATHER_MILLIS} ms and applies each batch in reverse: the negative control of
+ * the promise of order, which deploy/chaos's verifier must catch.
  */
 @ApplicationScoped
 public class InboxBatcher implements InboxSink {
 
+    /** How long the unsafe out-of-order switch gathers a batch before applying it in reverse. */
+    static final long GATHER_MILLIS = 500;
     /** Retries of a transient failure (deadlock, serialization) before the probe is asked whose fault it is. */
     static final int RETRIES_BEFORE_PROBING = 3;
     /** The reason a message is dead-lettered under when it fails alone while the database takes other writes. */
@@ -51,16 +61,26 @@ public class InboxBatcher implements InboxSink {
     private final Duration initialBackoff;
     private final Duration maxBackoff;
     private final InboxMetrics metrics;
+    private final boolean outOfOrder;
     private volatile boolean running = true;
     private volatile String problem;
+    private volatile boolean outage;
     private Thread worker;
 
     @Inject
     InboxBatcher(BatchHandler handler, InboxConfig config, InboxMetrics metrics) {
-        this(handler, config.maxBatchSize(), config.initialBackoff(), config.maxBackoff(), metrics);
+        this(handler, config.maxBatchSize(), config.initialBackoff(), config.maxBackoff(), metrics,
+                config.unsafe().applyOutOfOrder());
     }
 
     InboxBatcher(BatchHandler handler, int maxBatchSize, Duration initialBackoff, Duration maxBackoff, InboxMetrics metrics) {
+        this(handler, maxBatchSize, initialBackoff, maxBackoff, metrics, false);
+    }
+
+    /** @param outOfOrder the negative control of order: gathered batches applied in reverse (chaos profile only) */
+    InboxBatcher(BatchHandler handler, int maxBatchSize, Duration initialBackoff, Duration maxBackoff, InboxMetrics metrics,
+                 boolean outOfOrder) {
+        this.outOfOrder = outOfOrder;
         this.handler = handler;
         this.maxBatchSize = maxBatchSize;
         this.initialBackoff = initialBackoff;
@@ -93,6 +113,11 @@ public class InboxBatcher implements InboxSink {
         return problem;
     }
 
+    @Override
+    public boolean outage() {
+        return outage;
+    }
+
     /** Whether the thread that applies messages is running; if not, nothing will ever be acked. */
     public boolean alive() {
         return worker != null && worker.isAlive();
@@ -108,6 +133,9 @@ public class InboxBatcher implements InboxSink {
                 }
                 batch.add(first);
                 queue.drainTo(batch, maxBatchSize - 1);
+                if (outOfOrder) {
+                    gatherAndReverse(batch);
+                }
                 apply(batch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -127,19 +155,44 @@ public class InboxBatcher implements InboxSink {
         left.forEach(p -> p.outcome().complete(new Outcome.Transient("consumer stopping")));
     }
 
+    /**
+     * UNSAFE, the negative control of order: waits up to {@value #GATHER_MILLIS} ms for more messages
+     * (a partition's later events among them), then reverses the batch, so a later event of an order
+     * takes effect before an earlier one. Without gathering, batches are too small to reorder anything.
+     */
+    private void gatherAndReverse(List<Pending> batch) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MILLIS);
+        while (batch.size() < maxBatchSize) {
+            long left = deadline - System.nanoTime();
+            Pending next = left > 0 ? queue.poll(left, TimeUnit.NANOSECONDS) : null;
+            if (next == null) {
+                break;
+            }
+            batch.add(next);
+        }
+        Collections.reverse(batch);
+    }
+
     private void apply(List<Pending> batch) throws InterruptedException {
         Instant outageSince = null;
+        Instant blockedSince = null;
+        int blockedAttempts = 0;
         int failedWhileProbePassed = 0;
         for (int attempt = 0; ; attempt++) {
             RuntimeException failure;
             try {
                 List<Outcome> outcomes = handler.handle(batch.stream().map(Pending::event).toList());
                 // The state first, then the acks: whoever sees a message acked sees the service healthy.
+                if (blockedSince != null) {
+                    Log.infof("Batch of %d applied after waiting %d s on rows other transactions held",
+                            batch.size(), Duration.between(blockedSince, Instant.now()).toSeconds());
+                }
                 if (outageSince != null || problem != null) {
                     Log.infof("Applying messages again%s", outageSince == null ? ""
                             : " after an outage of " + Duration.between(outageSince, Instant.now()).toSeconds() + " s");
                 }
                 problem = null;
+                outage = false;
                 metrics.batchCommitted(outcomes);
                 for (int i = 0; i < batch.size(); i++) {
                     batch.get(i).outcome().complete(outcomes.get(i));
@@ -150,6 +203,19 @@ public class InboxBatcher implements InboxSink {
             }
             metrics.transientFailure();
             String reason = rootMessage(failure);
+            if (DatabaseErrors.blocked(failure)) {
+                // A fence ended the wait (a row held by another transaction, maybe a frozen owner's, until
+                // PostgreSQL ends that one too): no message is at fault and the database works. In place.
+                if (blockedSince == null) {
+                    blockedSince = Instant.now();
+                }
+                Log.warnf("Batch of %d is blocked (%s); retrying it in place, nothing is parked or handed back",
+                        batch.size(), reason);
+                problem = "blocked since " + blockedSince + " on rows another transaction holds: " + reason;
+                attempt--;
+                Thread.sleep(backoff(blockedAttempts++).toMillis());
+                continue;
+            }
             if (isTransient(failure) && attempt < RETRIES_BEFORE_PROBING) {
                 Log.warnf("Batch of %d failed (%s); retrying", batch.size(), reason);
             } else {
@@ -163,6 +229,7 @@ public class InboxBatcher implements InboxSink {
                     continue;
                 }
                 failedWhileProbePassed = 0;
+                outage = true;
                 if (outageSince == null) {
                     outageSince = Instant.now();
                     Log.errorf("Outage: the database refuses every write (%s; a probe write: %s); holding %d messages,"
@@ -208,51 +275,12 @@ public class InboxBatcher implements InboxSink {
         return next.compareTo(maxBackoff) > 0 ? maxBackoff : next;
     }
 
-    /**
-     * Transient: the database could not be reached or said "try again" (SQLSTATE class 08
-     * connection, 40 transaction rollback such as deadlock or serialization failure, 53 resources,
-     * 57 operator intervention such as a restart). Worth a retry before asking the probe.
-     */
+    /** @see DatabaseErrors#isTransient */
     static boolean isTransient(Throwable e) {
-        SQLException sql = firstSqlException(e, 0);
-        if (sql == null) {
-            return false;
-        }
-        String state = sql.getSQLState();
-        // No state: the pool could not hand out a connection.
-        return state == null || state.startsWith("08") || state.startsWith("40")
-                || state.startsWith("53") || state.startsWith("57");
-    }
-
-    /**
-     * The database's own error, wherever it sits: a failure at commit reaches us as the transaction
-     * manager's RollbackException with the SQLException among the suppressed, not the causes.
-     */
-    private static SQLException firstSqlException(Throwable t, int depth) {
-        if (t == null || depth > 20) {
-            return null;
-        }
-        if (t instanceof SQLException sql) {
-            return sql;
-        }
-        for (Throwable suppressed : t.getSuppressed()) {
-            SQLException found = firstSqlException(suppressed, depth + 1);
-            if (found != null) {
-                return found;
-            }
-        }
-        return t.getCause() == t ? null : firstSqlException(t.getCause(), depth + 1);
+        return DatabaseErrors.isTransient(e);
     }
 
     static String rootMessage(Throwable e) {
-        SQLException sql = firstSqlException(e, 0);
-        if (sql != null && sql.getMessage() != null) {
-            return sql.getMessage().lines().findFirst().orElse("") + " (SQLSTATE " + sql.getSQLState() + ")";
-        }
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root.getMessage() == null ? root.toString() : root.getMessage().lines().findFirst().orElse("");
+        return DatabaseErrors.rootMessage(e);
     }
 }

@@ -119,6 +119,29 @@ public interface InboxConfig {
     @WithDefault("true")
     boolean readyOnlyWhenConsuming();
 
+    /**
+     * The most an inbox transaction waits on a row another transaction holds ({@code lock_timeout},
+     * set for each inbox transaction alone). The other may be an instance frozen or cut off inside its
+     * transaction: without this fence the batch, and every partition behind it, would wait until that
+     * session ends, which can be hours. When it fires the batch is rolled back and retried in place
+     * (SQLSTATE 55P03, logged "Batch of n is blocked", readiness "blocked since …"): never parked.
+     * {@code 0}: wait for ever.
+     */
+    @WithDefault("PT5S")
+    Duration lockTimeout();
+
+    /**
+     * The most an inbox transaction may sit idle between two statements before PostgreSQL ends its
+     * session and rolls it back ({@code idle_in_transaction_session_timeout}, for each inbox
+     * transaction alone). This is what frees the rows of an instance frozen or cut off in the middle
+     * of a transaction, so that the instance taking its partitions over can apply them. Its cost: a
+     * transaction whose own code pauses longer than this between two statements is ended (SQLSTATE
+     * 25P03, "terminating connection due to idle-in-transaction timeout") and retried.
+     * {@code 0}: never.
+     */
+    @WithDefault("PT10S")
+    Duration idleInTransactionTimeout();
+
     /** Switches that break the guarantee on purpose. */
     Unsafe unsafe();
 
@@ -177,6 +200,15 @@ public interface InboxConfig {
          */
         @WithDefault("false")
         boolean disableDeduplication();
+
+        /**
+         * Applies messages out of order: the batcher gathers messages for half a second and applies
+         * each batch in reverse, so later events of an order take effect before earlier ones. The
+         * negative control of order for deploy/chaos ({@code --negative-control order}), whose verifier
+         * must catch it. Refused outside the {@code chaos} profile, like {@link #disableDeduplication()}.
+         */
+        @WithDefault("false")
+        boolean applyOutOfOrder();
     }
 
     default String deadLetterQueueName() {

@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -36,16 +37,22 @@ public class InboxHandler implements BatchHandler {
     private final BatchEffects<Object> effects;
     private final String consumer;
     private final boolean deduplicate;
+    private final TransactionFences fences;
 
     @Inject
     InboxHandler(DataSource dataSource, Instance<BatchEffects<?>> batchEffects, InboxConfig config,
-            DeduplicationGuard deduplication) {
-        this(dataSource, batchEffects(batchEffects), config.consumer(), deduplication.deduplicating());
+            DeduplicationGuard deduplication, TransactionFences fences) {
+        this(dataSource, batchEffects(batchEffects), config.consumer(), deduplication.deduplicating(), fences);
+    }
+
+    InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate) {
+        this(dataSource, effects, consumer, deduplicate, new TransactionFences(Duration.ZERO, Duration.ZERO));
     }
 
     /** @param effects the service's {@link BatchEffects}, or null where an {@code @Inbox} method applies the messages */
     @SuppressWarnings("unchecked")
-    InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate) {
+    InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate,
+                 TransactionFences fences) {
         if (consumer.isBlank() || consumer.length() > InboxMessage.MAX_KEY_LENGTH) {
             // The inbox column is varchar(64): a longer name would fail every batch, like an outage that never ends.
             throw new IllegalArgumentException("inbox.consumer must be 1 to 64 characters, not '" + consumer + "'");
@@ -56,6 +63,7 @@ public class InboxHandler implements BatchHandler {
         this.consumer = consumer;
         // Off only in the chaos profile's negative control: DeduplicationGuard refuses it anywhere else.
         this.deduplicate = deduplicate;
+        this.fences = fences;
     }
 
     private static BatchEffects<?> batchEffects(Instance<BatchEffects<?>> batchEffects) {
@@ -147,14 +155,23 @@ public class InboxHandler implements BatchHandler {
     }
 
     /**
-     * One INSERT for the whole batch; RETURNING names the ids that were not there before. The
+     * The transaction's fences first ({@link TransactionFences}: it is the first statement of every inbox
+     * transaction), then one INSERT for the whole batch; RETURNING names the ids that were not there before. The
      * connection is the transaction's: Agroal hands every caller inside one JTA transaction the same
      * one, so this insert and the business's writes (JDBC or Hibernate) commit or roll back together.
      */
     private Set<String> claim(List<InboxMessage<?>> batch) {
+        try (Connection connection = dataSource.getConnection()) {
+            fences.apply(connection);
+            return claim(connection, batch);
+        } catch (SQLException e) {
+            throw new InboxWriteException(e);
+        }
+    }
+
+    private Set<String> claim(Connection connection, List<InboxMessage<?>> batch) throws SQLException {
         Set<String> inserted = new HashSet<>();
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement("""
+        try (PreparedStatement insert = connection.prepareStatement("""
                      INSERT INTO inbox (consumer, message_id, message_type)
                      SELECT ?, id, type FROM unnest(?::text[], ?::text[]) AS m(id, type)
                      ON CONFLICT (consumer, message_id) DO NOTHING
@@ -167,8 +184,6 @@ public class InboxHandler implements BatchHandler {
                     inserted.add(rs.getString(1));
                 }
             }
-        } catch (SQLException e) {
-            throw new InboxWriteException(e);
         }
         return inserted;
     }

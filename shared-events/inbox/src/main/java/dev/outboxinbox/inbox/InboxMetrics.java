@@ -28,6 +28,7 @@ public class InboxMetrics {
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong requeued = new AtomicLong();
+    private final AtomicLong nearDeliveryLimit = new AtomicLong();
     private final Timer commitToApplied;
 
     @Inject
@@ -44,6 +45,10 @@ public class InboxMetrics {
         FunctionCounter.builder("inbox.requeued", requeued, AtomicLong::get).tag("consumer", consumer)
                 .description("Messages handed back to the broker (nack with requeue): each spends one of the queue's"
                         + " delivery limit on RabbitMQ 3.x, so this stays at zero unless the service stops or fails")
+                .register(registry);
+        FunctionCounter.builder("inbox.deliveries.near.limit", nearDeliveryLimit, AtomicLong::get).tag("consumer", consumer)
+                .description("Deliveries whose x-delivery-count is within 2 of the queue's delivery limit: a message"
+                        + " returned that often (crash loops, handovers) that the broker will soon dead-letter on its own")
                 .register(registry);
         FunctionCounter.builder("inbox.batches", batches, AtomicLong::get).tag("consumer", consumer)
                 .description("Inbox transactions committed").register(registry);
@@ -86,6 +91,14 @@ public class InboxMetrics {
 
     public void requeued() {
         requeued.incrementAndGet();
+    }
+
+    void nearDeliveryLimit() {
+        nearDeliveryLimit.incrementAndGet();
+    }
+
+    public long nearDeliveryLimitCount() {
+        return nearDeliveryLimit.get();
     }
 
     void transientFailure() {

@@ -15,4 +15,13 @@ public interface InboxSink {
 
     /** null while messages are being applied; else why they are not (an outage, held until it passes). */
     String problem();
+
+    /**
+     * Whether the database refuses this service's writes right now (a batch failed and the probe, a
+     * real write on the service's pool, failed too), held until it passes. Partitioned, an instance in
+     * an outage longer than the lease leaves the members while another is there to apply its share.
+     */
+    default boolean outage() {
+        return false;
+    }
 }

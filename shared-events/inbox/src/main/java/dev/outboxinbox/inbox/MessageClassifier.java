@@ -15,20 +15,31 @@ import java.util.Optional;
 public class MessageClassifier {
 
 
+    /** A delivery this close to the queue's delivery limit is counted: the broker dead-letters it on its own soon. */
+    static final int NEAR_LIMIT = 2;
+
     private final int maxBytes;
     private final MessageDecoder<?> decoder;
+    private final int deliveryLimit;
+    private final InboxMetrics metrics;
 
     @Inject
-    MessageClassifier(InboxConfig config, MessageDecoder<?> decoder) {
-        this(config.maxMessageBytes(), decoder);
+    MessageClassifier(InboxConfig config, MessageDecoder<?> decoder, InboxMetrics metrics) {
+        this(config.maxMessageBytes(), decoder, config.deliveryLimit(), metrics);
     }
 
-    MessageClassifier(int maxBytes, MessageDecoder<?> decoder) {
+    MessageClassifier(int maxBytes, MessageDecoder<?> decoder, int deliveryLimit, InboxMetrics metrics) {
         this.maxBytes = maxBytes;
         this.decoder = decoder;
+        this.deliveryLimit = deliveryLimit;
+        this.metrics = metrics;
     }
 
     public Classification classify(String messageId, String type, Map<String, Object> headers, byte[] body) {
+        if (nearDeliveryLimit(headers, deliveryLimit)) {
+            // Every return of an unacked message counts on RabbitMQ 3.x: worth an alert before the broker parks it.
+            metrics.nearDeliveryLimit();
+        }
         if (body == null || body.length == 0) {
             return new Classification.Rejected("empty body");
         }
@@ -53,6 +64,12 @@ public class MessageClassifier {
         } catch (RejectedMessageException e) {
             return new Classification.Rejected(e.reason());
         }
+    }
+
+    /** Whether the broker's count of earlier deliveries ({@code x-delivery-count}, quorum queues) is near the limit. */
+    static boolean nearDeliveryLimit(Map<String, Object> headers, int deliveryLimit) {
+        Object count = headers == null ? null : headers.get("x-delivery-count");
+        return count instanceof Number number && number.longValue() >= deliveryLimit - NEAR_LIMIT;
     }
 
     private static Optional<Integer> schemaVersion(Map<String, Object> headers) {

@@ -128,6 +128,9 @@ public class InboxConsumer {
                     + InboxConnector.NAME + " (mp.messaging.incoming.<channel>.connector) and handle it with an"
                     + " @Incoming @Blocking @Inbox method, or implement BatchEffects");
         }
+        if (partitions != null) {
+            partitions.refuseTakenName();
+        }
         if (!channel) {
             begin(batcher);
         }
@@ -248,10 +251,10 @@ public class InboxConsumer {
      */
     private void rebalance(Session current) {
         try {
-            PartitionAssignment.Plan plan = partitions.plan();
+            PartitionAssignment.Plan plan = partitions.plan(applying());
             if (lostSince != null) {
                 reclaim(current);
-                plan = partitions.plan();
+                plan = partitions.plan(applying());
                 lostSince = null;
             }
             for (int partition : plan.release()) {
@@ -259,7 +262,9 @@ public class InboxConsumer {
                 partitions.unlock(partition);
             }
             for (int partition : plan.acquire()) {
-                if (partitions.tryLock(partition)) {
+                // Not while another instance still consumes it (draining, or frozen until the broker drops it):
+                // taking it then would only queue this one behind, and hand it back on the next change.
+                if (!current.consumed(config.partitionQueue(partition)) && partitions.tryLock(partition)) {
                     current.subscribe(config.partitionQueue(partition));
                 }
             }
@@ -285,6 +290,25 @@ public class InboxConsumer {
                 describePartitions(List.of());
             }
         }
+    }
+
+    /**
+     * Stopping (deliveries cancelled, what is in hand being applied): the locks stay with this instance
+     * until the session closes, after the drain, so that no other instance reads a partition while
+     * earlier messages of it are still being applied here (PartitionAssignment#leave).
+     */
+    private void keepLocksWhileDraining() {
+        try {
+            partitions.leave();
+        } catch (Exception e) {
+            Log.warnf("Partitions: while draining: %s", e.getMessage());
+        }
+    }
+
+    /** Whether this instance can apply what it reads: not in an outage of its database (the sink's probe failed). */
+    private boolean applying() {
+        InboxSink current = inbox;
+        return current == null || !current.outage();
     }
 
     /** After a lost session: the lock of each partition still read, taken again, or the partition let go at once. */
@@ -402,6 +426,15 @@ public class InboxConsumer {
             }
         }
 
+        /** Whether the broker shows a consumer on {@code queue} (another instance's: this one does not read it). */
+        boolean consumed(String queue) throws IOException {
+            try (Channel asking = connection.createChannel()) {
+                return asking.queueDeclarePassive(queue).getConsumerCount() > 0;
+            } catch (TimeoutException e) {
+                throw new IOException("closing the channel that counted the consumers of " + queue + ": " + e, e);
+            }
+        }
+
         boolean reads(String queue) {
             return subscriptions.containsKey(queue);
         }
@@ -429,8 +462,12 @@ public class InboxConsumer {
         String awaitClosed(CountDownLatch stopping) throws InterruptedException {
             long nextBeat = System.nanoTime();
             while (true) {
-                if (partitions != null && !cancelled && System.nanoTime() - nextBeat >= 0) {
-                    rebalance(this);
+                if (partitions != null && System.nanoTime() - nextBeat >= 0) {
+                    if (cancelled) {
+                        keepLocksWhileDraining();
+                    } else {
+                        rebalance(this);
+                    }
                     nextBeat = System.nanoTime() + partitions.heartbeat().toNanos();
                 }
                 if (closed.await(partitions == null ? 200 : 100, TimeUnit.MILLISECONDS)) {

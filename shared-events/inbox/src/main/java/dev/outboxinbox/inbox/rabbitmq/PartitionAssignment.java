@@ -36,6 +36,13 @@ import org.eclipse.microprofile.config.Config;
  * the socket); one frozen or cut off by the network loses them after {@code lease}, the session's
  * {@code idle_session_timeout}. This class only decides and locks; {@link InboxConsumer} subscribes,
  * drains and unsubscribes, from one thread.
+ *
+ * <p>Stopping, the instance keeps its locks while it drains: its session is renamed
+ * {@code inbox-out/<consumer>/<instance>} (so the others no longer count it among the members and
+ * plan to take its partitions) and kept busy every heartbeat (so that the lease does not end it),
+ * and the locks go only with the session, once what was in hand is applied and acked.
+ *
+ * <p>Two instances with one name would be read as one member: the second is refused at start.
  */
 final class PartitionAssignment implements AutoCloseable {
 
@@ -44,6 +51,8 @@ final class PartitionAssignment implements AutoCloseable {
     }
 
     private static final String PREFIX = "inbox/";
+    /** The session of an instance that is stopping: it holds its locks until it drained, and is no member. */
+    private static final String LEAVING_PREFIX = "inbox-out/";
 
     private final InboxConfig.Partitioning settings;
     private final int count;
@@ -53,6 +62,11 @@ final class PartitionAssignment implements AutoCloseable {
     private final Properties credentials;
     private final SortedSet<Integer> owned = new TreeSet<>();
     private Connection session;
+    private boolean leaving;
+    /** Out of the members because this instance cannot apply (its database refuses its writes). */
+    private boolean benched;
+    /** Since when (System.nanoTime()) this instance cannot apply; null while it can. */
+    private Long unableSince;
     private volatile List<String> members = List.of();
 
     PartitionAssignment(InboxConfig config, Config datasource) {
@@ -72,11 +86,46 @@ final class PartitionAssignment implements AutoCloseable {
     }
 
     /**
+     * At start: refuses a name another running instance of this consumer already has (its lock session
+     * would be read as this one's, and two instances would read the same partitions' share).
+     *
+     * @throws IllegalStateException naming the other session, if the name is taken
+     */
+    void refuseTakenName() {
+        Properties properties = new Properties();
+        properties.putAll(credentials);
+        properties.setProperty("connectTimeout", String.valueOf(timeoutSeconds()));
+        properties.setProperty("socketTimeout", String.valueOf(timeoutSeconds() * 2));
+        try (Connection connection = DriverManager.getConnection(jdbcUrl, properties);
+             PreparedStatement query = connection.prepareStatement("""
+                     SELECT application_name, client_addr, backend_start FROM pg_stat_activity                      WHERE datname = current_database() AND application_name IN (?, ?)""")) {
+            query.setString(1, applicationPrefix() + instance);
+            query.setString(2, LEAVING_PREFIX + consumer + "/" + instance);
+            try (ResultSet rs = query.executeQuery()) {
+                if (rs.next()) {
+                    throw new IllegalStateException("inbox.partitioning.instance '" + instance + "' is taken: another instance of "
+                            + consumer + " runs under that name (session '" + rs.getString(1) + "' from " + rs.getString(2)
+                            + " since " + rs.getString(3) + "). Give each instance a name of its own, or leave"
+                            + " inbox.partitioning.instance unset (host name/pid)");
+                }
+            }
+        } catch (SQLException e) {
+            // The database is not there yet: the lock session's own start will say so, and retry.
+            Log.warnf("Partitions: could not check that the name %s is free: %s", instance, e.getMessage());
+        }
+    }
+
+    /**
      * One heartbeat: opens the session if needed, proves it still holds its locks, reads the members.
      * Throws when the session failed: every lock went with it; the caller calls {@link #lost()}
      * (what it reads meanwhile: {@link InboxConsumer}).
+     *
+     * <p>Membership also proves that the instance can apply: {@code applying} false (its database
+     * refuses its writes: the inbox's probe, a real write on the service's pool, fails) for longer than
+     * the lease while another member is there, and it leaves the members (its session renamed
+     * {@code inbox-out/…}; its partitions released, each drained first); it rejoins once it applies again.
      */
-    Plan plan() throws SQLException {
+    Plan plan(boolean applying) throws SQLException {
         if (session == null) {
             session = connect();
         }
@@ -84,11 +133,29 @@ final class PartitionAssignment implements AutoCloseable {
         if (!held.containsAll(owned)) {
             throw new SQLException("the locks of partitions " + difference(owned, held) + " are no longer held by this session");
         }
-        List<String> names = memberNames();
+        if (applying) {
+            unableSince = null;
+        } else if (unableSince == null) {
+            unableSince = System.nanoTime();
+        }
+        List<String> names = memberNames(benched);
+        if (benched && applying) {
+            rename(applicationPrefix() + instance);
+            benched = false;
+            Log.infof("Partitions: %s applies again; it rejoins the instances of %s", instance, consumer);
+            names = memberNames(false);
+        } else if (!benched && unableSince != null && System.nanoTime() - unableSince > settings.lease().toNanos()
+                && names.size() > 1) {
+            rename(LEAVING_PREFIX + consumer + "/" + instance);
+            benched = true;
+            Log.errorf("Partitions: %s cannot apply (its database refuses its writes) for longer than the lease (%s):"
+                    + " it leaves the instances, its partitions %s go to the others once drained", instance, settings.lease(), owned);
+            names = memberNames(true);
+        }
         int index = names.indexOf(instance);
         int n = names.size();
         SortedSet<Integer> mine = new TreeSet<>();
-        for (int p = 0; p < count; p++) {
+        for (int p = 0; p < count && !benched; p++) {
             if (p % n == index) {
                 mine.add(p);
             }
@@ -123,9 +190,34 @@ final class PartitionAssignment implements AutoCloseable {
         }
     }
 
+    /**
+     * Stopping: this instance leaves the members but keeps its locks while it drains. The first call
+     * renames the session {@code inbox-out/…}; each call (every heartbeat while draining) keeps it
+     * busy, so that its lease does not run out before the partitions are drained.
+     */
+    void leave() throws SQLException {
+        if (session == null) {
+            return;
+        }
+        if (!leaving) {
+            rename(LEAVING_PREFIX + consumer + "/" + instance);
+            leaving = true;
+            Log.infof("Partitions: %s is stopping; it keeps %s locked until what it has in hand is applied and acked",
+                    instance, owned);
+        }
+        SortedSet<Integer> held = held();
+        if (!held.containsAll(owned)) {
+            SortedSet<Integer> gone = difference(owned, held);
+            owned.retainAll(held);
+            throw new SQLException("while draining, the locks of partitions " + gone + " were lost");
+        }
+    }
+
     /** The session failed or is given up: it held every lock, so none is held now. */
     void lost() {
         owned.clear();
+        leaving = false;
+        benched = false;
         members = List.of();
         close();
     }
@@ -177,7 +269,16 @@ final class PartitionAssignment implements AutoCloseable {
         return held;
     }
 
-    private List<String> memberNames() throws SQLException {
+    private void rename(String applicationName) throws SQLException {
+        try (PreparedStatement rename = session.prepareStatement("SELECT set_config('application_name', ?, false)")) {
+            rename.setQueryTimeout(timeoutSeconds());
+            rename.setString(1, applicationName);
+            rename.executeQuery().close();
+        }
+    }
+
+    /** The members' names; this instance's among them unless {@code out}. */
+    private List<String> memberNames(boolean out) throws SQLException {
         List<String> names = new ArrayList<>();
         try (PreparedStatement query = session.prepareStatement("""
                 SELECT application_name FROM pg_stat_activity \
@@ -190,7 +291,7 @@ final class PartitionAssignment implements AutoCloseable {
                 }
             }
         }
-        if (!names.contains(instance)) {
+        if (!out && !names.contains(instance)) {
             throw new SQLException("this instance's session (" + applicationPrefix() + instance + ") is not among the members");
         }
         return names;
