@@ -5,6 +5,9 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.subscription.MultiEmitter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -31,7 +34,16 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
  *       it lasts, and {@link #problem()} says so (readiness). It passes: offered once more at once; if
  *       it fails again while the probe passes, the message is at fault and is dead-lettered with the reason.</li>
  * </ul>
- * The buffer between the transport and SmallRye is unbounded: what bounds it is the consumer's
+ * A lock timeout or an ended idle session ({@link DatabaseErrors#blocked}) is offered again with a
+ * growing pause for as long as it happens, never probed, never parked.
+ *
+ * <p>One message at a time: the next is offered to the method only once the one before it is settled
+ * (applied, a duplicate, or parked). A failed message is offered again <b>in place</b>, ahead of every
+ * message behind it, so the order in which a partition's messages arrived is the order in which they
+ * take effect. (Offering it again behind the later ones, as this class once did, let a later event of
+ * an order take effect before an earlier one whose transaction had failed once.)
+ *
+ * <p>The queue between the transport and SmallRye is unbounded: what bounds it is the consumer's
  * prefetch (unacked messages per connection). A bounded one failing on overflow is how the stock
  * RabbitMQ connector lost its consumer after a broker restart (smallrye-reactive-messaging#1906).
  */
@@ -47,6 +59,10 @@ public final class ChannelSink implements InboxSink {
     private volatile MultiEmitter<? super Message<?>> emitter;
     private volatile String problem;
     private volatile Instant outageSince;
+    /** Messages behind the one in hand, in the order they arrived. Guarded by {@code this}. */
+    private final Deque<Delivery> waiting = new ArrayDeque<>();
+    /** The one message offered to the method and not settled yet. Guarded by {@code this}. */
+    private Delivery current;
 
     /** One message in hand, over its attempts. */
     private static final class Delivery {
@@ -55,6 +71,7 @@ public final class ChannelSink implements InboxSink {
         int transientFailures;
         int failuresWhileProbePassed;
         int outageAttempts;
+        int blockedAttempts;
 
         Delivery(InboxMessage<?> message) {
             this.message = message;
@@ -88,13 +105,59 @@ public final class ChannelSink implements InboxSink {
     @Override
     public CompletableFuture<Outcome> submit(InboxMessage<?> message) {
         Delivery delivery = new Delivery(message);
-        offer(delivery);
+        synchronized (this) {
+            waiting.add(delivery);
+        }
+        next();
         return delivery.outcome;
+    }
+
+    /** Offers the next message if none is in hand. */
+    private void next() {
+        Delivery next;
+        synchronized (this) {
+            if (current != null || waiting.isEmpty()) {
+                return;
+            }
+            current = waiting.poll();
+            next = current;
+        }
+        offer(next);
+    }
+
+    /** The message in hand is settled: its outcome goes to the transport, and the one behind it is offered. */
+    private void settle(Delivery delivery, Outcome outcome) {
+        synchronized (this) {
+            if (current == delivery) {
+                current = null;
+            }
+        }
+        delivery.outcome.complete(outcome);
+        next();
+    }
+
+    /** Every message in hand or waiting goes back to the transport (to be requeued): nobody applies them. */
+    private void handBackAll(String reason) {
+        List<Delivery> all = new ArrayList<>();
+        synchronized (this) {
+            if (current != null) {
+                all.add(current);
+                current = null;
+            }
+            all.addAll(waiting);
+            waiting.clear();
+        }
+        all.forEach(d -> d.outcome.complete(new Outcome.Transient(reason)));
     }
 
     @Override
     public String problem() {
         return problem;
+    }
+
+    @Override
+    public boolean outage() {
+        return outageSince != null;
     }
 
     /** Stops the pending retries; their messages are still unacked, and the broker redelivers them. */
@@ -105,7 +168,7 @@ public final class ChannelSink implements InboxSink {
     private void offer(Delivery delivery) {
         MultiEmitter<? super Message<?>> downstream = emitter;
         if (downstream == null || downstream.isCancelled()) {
-            delivery.outcome.complete(new Outcome.Transient("the channel is not consumed (the service is stopping)"));
+            handBackAll("the channel is not consumed (the service is stopping)");
             return;
         }
         InboxMetadata metadata = new InboxMetadata(consumer, delivery.message.messageId(), delivery.message.type());
@@ -125,7 +188,7 @@ public final class ChannelSink implements InboxSink {
             outageSince = null;
         }
         metrics.batchCommitted(List.of(outcome));
-        delivery.outcome.complete(outcome);
+        settle(delivery, outcome);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -134,7 +197,7 @@ public final class ChannelSink implements InboxSink {
         try {
             retries.execute(() -> judge(delivery, failure));
         } catch (RejectedExecutionException stopping) {
-            delivery.outcome.complete(new Outcome.Transient("consumer stopping"));
+            handBackAll("consumer stopping");
         }
         return CompletableFuture.completedFuture(null);
     }
@@ -142,11 +205,17 @@ public final class ChannelSink implements InboxSink {
     private void judge(Delivery delivery, Throwable failure) {
         RejectedMessageException rejected = rejection(failure);
         if (rejected != null) {
-            delivery.outcome.complete(new Outcome.Poison(rejected.reason()));
+            settle(delivery, new Outcome.Poison(rejected.reason()));
             return;
         }
         metrics.transientFailure();
         String reason = InboxBatcher.rootMessage(failure);
+        if (DatabaseErrors.blocked(failure)) {
+            // A fence ended the wait on a row another transaction holds: nobody's fault, in place.
+            Log.warnf("Message %s is blocked (%s); offering it again, nothing behind it goes first", delivery.message.messageId(), reason);
+            later(delivery, InboxBatcher.backoff(delivery.blockedAttempts++, initialBackoff, maxBackoff));
+            return;
+        }
         if (InboxBatcher.isTransient(failure) && delivery.transientFailures < InboxBatcher.RETRIES_BEFORE_PROBING) {
             Log.warnf("Message %s failed (%s); offering it again", delivery.message.messageId(), reason);
             later(delivery, InboxBatcher.backoff(delivery.transientFailures++, initialBackoff, maxBackoff));
@@ -156,7 +225,7 @@ public final class ChannelSink implements InboxSink {
         if (probeFailure == null) {
             if (++delivery.failuresWhileProbePassed >= 2) {
                 Log.errorf("Message %s is poison: %s", delivery.message.messageId(), reason);
-                delivery.outcome.complete(new Outcome.Poison(InboxBatcher.POISON + reason));
+                settle(delivery, new Outcome.Poison(InboxBatcher.POISON + reason));
             } else {
                 // Once is not proof: an outage may have ended between the failure and the probe.
                 offer(delivery);
@@ -177,7 +246,7 @@ public final class ChannelSink implements InboxSink {
         try {
             retries.schedule(() -> offer(delivery), pause.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
-            delivery.outcome.complete(new Outcome.Transient("consumer stopping"));
+            handBackAll("consumer stopping");
         }
     }
 
