@@ -24,4 +24,16 @@ class DeduplicationGuardTest {
         assertThatCode(() -> DeduplicationGuard.check(true, List.of("prod", "chaos"))).doesNotThrowAnyException();
         assertThatCode(() -> DeduplicationGuard.check(false, List.of("prod"))).doesNotThrowAnyException();
     }
+
+    @Test
+    void outOfOrderIsRefusedOutsideTheChaosProfileAndStartsUnderIt() {
+        for (List<String> profiles : List.of(List.of("prod"), List.of("dev"), List.of("test"), List.<String>of())) {
+            assertThatThrownBy(() -> DeduplicationGuard.checkOrder(true, profiles))
+                    .as("profiles %s", profiles)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("inbox.unsafe.apply-out-of-order=true is refused outside the 'chaos' profile");
+        }
+        assertThatCode(() -> DeduplicationGuard.checkOrder(true, List.of("prod", "chaos"))).doesNotThrowAnyException();
+        assertThatCode(() -> DeduplicationGuard.checkOrder(false, List.of("prod"))).doesNotThrowAnyException();
+    }
 }
