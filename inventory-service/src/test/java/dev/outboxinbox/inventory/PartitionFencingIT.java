@@ -225,6 +225,14 @@ class PartitionFencingIT {
             assertThat(InventoryInstances.partitionsOf(b)).hasSize(3);
         });
 
+        // A second instance named like a running one is refused at start, with the reason.
+        File twinLog = new File("target", "fencing-a-twin.log");
+        java.nio.file.Files.deleteIfExists(twinLog.toPath());
+        start("a", null, twinLog);
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).until(() -> twinLog.exists()
+                && java.nio.file.Files.readString(twinLog.toPath()).contains("inbox.partitioning.instance 'fencing-a' is taken"));
+        assertThat(InventoryInstances.partitionsOf(a)).hasSize(3);
+
         pg.execute(DATABASE, "ALTER ROLE " + READ_ONLY_ROLE + " SET default_transaction_read_only = on",
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pool-a'");
         long brokenAt = System.nanoTime();
@@ -291,8 +299,12 @@ class PartitionFencingIT {
         return start(name, null);
     }
 
-    /** @param role the database user of the instance (null: the superuser the tests use) */
     private ServiceProcess start(String name, String role) throws Exception {
+        return start(name, role, new File("target", "fencing-" + name + ".log"));
+    }
+
+    /** @param role the database user of the instance (null: the superuser the tests use) */
+    private ServiceProcess start(String name, String role, File log) throws Exception {
         Map<String, String> environment = new HashMap<>(InboxThroughput.environment(pg, DATABASE, VHOST));
         if (role != null) {
             environment.put("QUARKUS_DATASOURCE_USERNAME", role);
@@ -300,8 +312,7 @@ class PartitionFencingIT {
         environment.put("INBOX_PARTITIONING_INSTANCE", "fencing-" + name);
         // The pool's sessions named, so that the test sees which instance waits on a lock.
         environment.put("JAVA_TOOL_OPTIONS", "-Dquarkus.datasource.jdbc.additional-jdbc-properties.ApplicationName=pool-" + name);
-        ServiceProcess instance = ServiceProcess.start(Path.of("target", "quarkus-app"), environment,
-                new File("target", "fencing-" + name + ".log"));
+        ServiceProcess instance = ServiceProcess.start(Path.of("target", "quarkus-app"), environment, log);
         started.add(instance);
         return instance;
     }
