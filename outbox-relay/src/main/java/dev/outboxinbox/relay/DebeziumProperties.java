@@ -13,7 +13,8 @@ final class DebeziumProperties {
     private DebeziumProperties() {
     }
 
-    static Properties of(RelayConfig config) {
+    /** @param term the leader's term this engine runs in: its offsets are written only while that term lasts */
+    static Properties of(RelayConfig config, long term) {
         RelayConfig.Source source = config.source();
         RelayConfig.Offsets offsets = config.offsets();
         Properties p = new Properties();
@@ -22,8 +23,12 @@ final class DebeziumProperties {
         // The offsets key includes topic.prefix: changing it forgets the stored position.
         p.setProperty("topic.prefix", TOPIC_PREFIX);
 
-        // Offsets live in PostgreSQL, written after every batch that was confirmed whole.
-        p.setProperty("offset.storage", "io.debezium.storage.jdbc.offset.JdbcOffsetBackingStore");
+        // Offsets live in PostgreSQL, written after every batch that was confirmed whole, and only
+        // while this engine's term lasts: a deposed leader's late commit is refused (FencedOffsetBackingStore).
+        p.setProperty("offset.storage", FencedOffsetBackingStore.class.getName());
+        p.setProperty(FencedOffsetBackingStore.SLOT, source.slot());
+        p.setProperty(FencedOffsetBackingStore.TERM, String.valueOf(term));
+        p.setProperty(FencedOffsetBackingStore.LEASE_MILLIS, String.valueOf(config.leadership().lease().toMillis()));
         p.setProperty("offset.storage.jdbc.connection.url", offsets.jdbcUrl());
         p.setProperty("offset.storage.jdbc.connection.user", offsets.user());
         p.setProperty("offset.storage.jdbc.connection.password", offsets.password());

@@ -27,6 +27,25 @@ public interface RelayConfig {
     /** One instance streams from the slot, the others wait as its standby ({@link RelayLeadership}). */
     Leadership leadership();
 
+    /** How a deposed leader is kept from writing and made to stop ({@link RelayLeadership}, {@link FencedOffsetBackingStore}). */
+    Fencing fencing();
+
+    interface Fencing {
+        /**
+         * How long a stepped-down relay may take to stop its engine. Past it the process exits (status 70):
+         * a process that cannot stop streaming as a non-leader must not live on.
+         */
+        @WithDefault("PT30S")
+        Duration stopTimeout();
+
+        /**
+         * How long a new leader waits for the deposed leader's walsender to end once it has ended it
+         * ({@code pg_terminate_backend} of the slot's active pid) before its engine starts.
+         */
+        @WithDefault("PT10S")
+        Duration walsenderTimeout();
+    }
+
     interface Leadership {
         /** How often the leader proves its session alive, and a standby asks for the lock. */
         @WithDefault("PT1S")

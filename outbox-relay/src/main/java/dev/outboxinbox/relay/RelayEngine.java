@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.connect.source.SourceRecord;
 
@@ -24,6 +25,11 @@ import org.apache.kafka.connect.source.SourceRecord;
  * ({@link RelayLeadership}): a standby waits here, and a leader that loses its lock closes the engine
  * and waits again. On shutdown the engine is closed so that the batch in hand is finished and
  * committed before the process exits, and the lock is released after it.
+ *
+ * <p>A stepped-down engine is stopped for sure: leadership is checked again before the engine starts
+ * and before every batch is published; closing is retried while Debezium refuses it (it throws while
+ * its tasks start); and an engine that does not stop within {@code relay.fencing.stop-timeout} ends the
+ * process, which must not stream on as a non-leader.
  */
 @ApplicationScoped
 public class RelayEngine {
@@ -50,8 +56,11 @@ public class RelayEngine {
         this.backoff = new Backoff(config.publishing().initialBackoff(), config.publishing().maxBackoff());
     }
 
+    /** Exit status of a process that could not stop its engine after stepping down. */
+    static final int CANNOT_STOP = 70;
+
     void onStart(@Observes StartupEvent event) {
-        leadership.onLost(this::closeEngine);
+        leadership.onLost(this::stopSteppedDownEngine);
         supervisor.submit(this::superviseEngine);
     }
 
@@ -68,14 +77,61 @@ public class RelayEngine {
         Log.infof("Relay stopped after publishing %d events", status.published());
     }
 
-    /** Stops publishing: on shutdown, and the moment this instance stops leading. */
+    /** On shutdown: stops publishing, within the stop timeout, then lets the shutdown go on whatever happened. */
     private void closeEngine() {
-        DebeziumEngine<?> running = engine.get();
-        if (running != null) {
+        if (!stopEngine(config.fencing().stopTimeout())) {
+            Log.errorf("The engine did not stop within %s of the shutdown", config.fencing().stopTimeout());
+        }
+    }
+
+    /**
+     * The moment this instance stops leading: the engine is stopped for sure, or the process ends. A
+     * relay that streams on as a non-leader would publish next to the new leader and hold the slot.
+     */
+    private void stopSteppedDownEngine() {
+        long started = System.nanoTime();
+        if (stopEngine(config.fencing().stopTimeout())) {
+            Log.infof("Deposed: stopped streaming (the engine stopped in %d ms)", (System.nanoTime() - started) / 1_000_000);
+            return;
+        }
+        Log.errorf("Deposed, and the engine did not stop within %s (relay.fencing.stop-timeout): exiting with status %d"
+                + " rather than stream on as a non-leader", config.fencing().stopTimeout(), CANNOT_STOP);
+        Runtime.getRuntime().halt(CANNOT_STOP);
+    }
+
+    /**
+     * Closes the running engine and waits until its run has returned. Debezium refuses to close while its
+     * tasks start ({@code IllegalStateException}): asked again every 100 ms. True once no engine runs.
+     */
+    private boolean stopEngine(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            DebeziumEngine<?> running = engine.get();
+            if (running == null) {
+                return true;
+            }
             try {
                 running.close();
+            } catch (IllegalStateException starting) {
+                // tasks still starting (ask again), or already stopping (wait below)
+                Log.debugf("Engine close: %s", starting.getMessage());
             } catch (IOException e) {
                 Log.error("Engine did not close cleanly; the last batch will be republished on restart", e);
+            }
+            long pollUntil = Math.min(deadline, System.nanoTime() + 100_000_000L);
+            while (engine.get() == running && System.nanoTime() < pollUntil) {
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return engine.get() != running;
+                }
+            }
+            if (engine.get() != running) {
+                return true;
+            }
+            if (System.nanoTime() >= deadline) {
+                return false;
             }
         }
     }
@@ -96,6 +152,7 @@ public class RelayEngine {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             try {
                 recovery.ensureSlotAndRecover();
+                leadership.requireLeading(); // deposed during the recovery: no engine
                 runEngine(failure);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -135,7 +192,7 @@ public class RelayEngine {
 
     private void runEngine(AtomicReference<Throwable> failure) {
         DebeziumEngine<RecordChangeEvent<SourceRecord>> current = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                .using(DebeziumProperties.of(config))
+                .using(DebeziumProperties.of(config, leadership.term()))
                 .using(new DebeziumEngine.ConnectorCallback() {
                     @Override
                     public void taskStarted() {
@@ -148,15 +205,27 @@ public class RelayEngine {
                         failure.set(error != null ? error : new IllegalStateException(message));
                     }
                 })
-                .notifying(handler)
+                .notifying(new DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>>() {
+                    @Override
+                    public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
+                                            DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+                            throws InterruptedException {
+                        // Before a single message of the batch is published: a deposed leader publishes nothing more.
+                        leadership.requireLeading();
+                        handler.handleBatch(records, committer);
+                    }
+                })
                 .build();
         engine.set(current);
         try {
+            // Set before this check: a step-down after it finds the engine and closes it.
+            leadership.requireLeading();
             current.run();
         } catch (RuntimeException e) {
             failure.set(e);
+        } finally {
+            engine.set(null);
         }
-        engine.set(null);
     }
 
     private static String rootMessage(Throwable t) {

@@ -13,8 +13,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Properties;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -34,8 +36,16 @@ import java.util.function.BooleanSupplier;
  *       makes it step down (its engine closed, no more publishing) well before the lease runs out.</li>
  *   <li><b>The slot.</b> PostgreSQL lets one walsender use a slot at a time. If a deposed leader's
  *       walsender still lives, the new leader's engine cannot start and is retried with backoff until
- *       that walsender ends ({@code wal_sender_timeout}). Two relays never read one slot at once.</li>
+ *       that walsender ends. A new leader does not wait for {@code wal_sender_timeout}: it ends the slot's
+ *       walsender itself ({@code pg_terminate_backend}) before its engine starts ({@link SlotRecovery}).</li>
  * </ol>
+ * <p>And a <b>term</b>: taking the lock increments the slot's epoch in {@code relay_leadership}, in the
+ * session that holds the lock. Every write a deposed leader could still make after it lost the lock (it
+ * froze, or had not noticed yet) is conditional on its term, in the same transaction as the write:
+ * the offsets ({@link FencedOffsetBackingStore}), the recovery marker and the slot's drop and creation
+ * ({@link SlotRecovery}). The check takes a share lock on the term's row, so the next leader's increment
+ * waits for a write in flight and every later one fails: a deposed leader can publish copies, never
+ * move what the new leader relies on.
  * What a deposed leader had in hand, published but not yet committed as its offset, is published again
  * by the new one: duplicates of at most one batch, which the consumers' inboxes absorb. Nothing is lost:
  * the new leader starts from the last committed offset, and a deposed leader only ever commits offsets
@@ -48,6 +58,16 @@ class RelayLeadership {
     record Holder(String name, Instant since) {
     }
 
+    /** This instance's term is over: what it was about to write or publish is refused. */
+    static final class Deposed extends IllegalStateException {
+        Deposed(String message) {
+            super(message);
+        }
+    }
+
+    /** The table of terms, one row per slot, in the relay's own database. */
+    static final String TERMS_TABLE = "relay_leadership";
+
     private final RelayConfig.Offsets offsets;
     private final RelayConfig.Leadership settings;
     private final String slot;
@@ -57,7 +77,18 @@ class RelayLeadership {
         thread.setDaemon(true);
         return thread;
     });
+    /** Runs {@link #onLost}: closing the engine may take a while, and must not hold up the next term's heartbeat. */
+    private final ExecutorService stopper = Executors.newSingleThreadExecutor(r -> {
+        Thread thread = new Thread(r, "relay-step-down");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final Object lock = new Object();
+    private ScheduledFuture<?> beating;
+    /** The epoch of this instance's current (or last) term. */
+    private volatile long term;
+    /** When the lock was last confirmed held (System.nanoTime() before the query was sent). */
+    private volatile long confirmedAtNanos;
     private Connection session;
     private volatile boolean leader;
     /** Whether this instance has asked for the lock at least once: until then it is neither leader nor standby. */
@@ -136,15 +167,96 @@ class RelayLeadership {
                     }
                 }
             }
+            long askedAt = System.nanoTime();
+            try {
+                term = beginTerm();
+            } catch (SQLException e) {
+                closeSession(); // the lock goes with it: no leader without a term
+                throw e;
+            }
+            confirmedAtNanos = askedAt;
             leader = true;
             leaderSince = Instant.now();
             holder = new Holder(instance, leaderSince);
             problem = null;
             asked = true;
+            if (beating != null) {
+                beating.cancel(false);
+            }
+            beating = heartbeat.schedule(this::beat, settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
         }
-        long period = settings.heartbeat().toMillis();
-        heartbeat.schedule(this::beat, period, TimeUnit.MILLISECONDS);
+        Log.infof("Term %d of slot %s begins", term, slot);
         return true;
+    }
+
+    /**
+     * Increments the slot's epoch in the session that holds the lock. Waits for a deposed leader's
+     * fenced write in flight (it holds the row's share lock), at most a third of the lease; after it,
+     * every write of an earlier term is refused.
+     */
+    private long beginTerm() throws SQLException {
+        try (Statement ddl = session.createStatement()) {
+            ddl.setQueryTimeout(timeoutSeconds());
+            ddl.execute("CREATE TABLE IF NOT EXISTS " + TERMS_TABLE + " (slot_name varchar(64) PRIMARY KEY,"
+                    + " epoch bigint NOT NULL, holder text NOT NULL, since timestamptz NOT NULL DEFAULT now())");
+        }
+        try (PreparedStatement next = session.prepareStatement("INSERT INTO " + TERMS_TABLE + " AS t (slot_name, epoch, holder)"
+                + " VALUES (?, 1, ?) ON CONFLICT (slot_name) DO UPDATE SET epoch = t.epoch + 1, holder = EXCLUDED.holder,"
+                + " since = now() RETURNING epoch")) {
+            next.setQueryTimeout(timeoutSeconds());
+            next.setString(1, slot);
+            next.setString(2, instance);
+            try (ResultSet rs = next.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /**
+     * Refuses a write of a term that is over. Call it inside the write's transaction, on the relay's own
+     * database: it takes a share lock on the term's row, so the next leader's term cannot begin before
+     * that transaction ends, and once it has begun this fails.
+     */
+    void requireTerm(Connection offsetsDb) throws SQLException {
+        requireLeading();
+        try (PreparedStatement query = offsetsDb.prepareStatement(
+                "SELECT epoch FROM " + TERMS_TABLE + " WHERE slot_name = ? FOR SHARE")) {
+            query.setQueryTimeout(timeoutSeconds());
+            query.setString(1, slot);
+            try (ResultSet rs = query.executeQuery()) {
+                long current = rs.next() ? rs.getLong(1) : -1;
+                if (current != term) {
+                    throw new Deposed("deposed: term " + term + " of slot " + slot + " is over (the current term is "
+                            + current + ")");
+                }
+            }
+        }
+    }
+
+    /**
+     * Refuses to go on as leader once this instance stepped down, or once its lock has not been confirmed
+     * for longer than the lease allows (a process that was frozen and has just woken): checked before the
+     * engine starts and before every batch is published.
+     */
+    void requireLeading() {
+        if (leader && leaseLapsed()) {
+            stepDown("no heartbeat confirmed the lock for " + Duration.ofNanos(System.nanoTime() - confirmedAtNanos)
+                    + " (the lease is " + settings.lease() + "): this process was frozen or starved");
+        }
+        if (!leader) {
+            throw new Deposed("deposed: this instance no longer leads slot " + slot
+                    + (lastStepDown == null ? "" : " (" + lastStepDown + ")"));
+        }
+    }
+
+    /** Past this, PostgreSQL may have ended the lock's session while this process could not tell. */
+    private boolean leaseLapsed() {
+        return System.nanoTime() - confirmedAtNanos > settings.lease().minus(settings.heartbeat()).toNanos();
+    }
+
+    long term() {
+        return term;
     }
 
     /** The leader's heartbeat: the session answers and still holds the lock, or this instance steps down. */
@@ -153,16 +265,24 @@ class RelayLeadership {
             return;
         }
         String lost;
+        long askedAt = System.nanoTime();
         try {
             synchronized (lock) {
                 lost = session == null ? "the leadership session is closed" : checkLockHeld();
+            }
+            if (lost == null) {
+                confirmedAtNanos = askedAt;
             }
         } catch (RuntimeException e) {
             // Never let the heartbeat die quietly: a leader without one could outlive its lease unaware.
             lost = "the heartbeat failed: " + e;
         }
         if (lost == null) {
-            heartbeat.schedule(this::beat, settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
+            synchronized (lock) {
+                if (leader) {
+                    beating = heartbeat.schedule(this::beat, settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
+                }
+            }
             return;
         }
         stepDown(lost);
@@ -191,25 +311,32 @@ class RelayLeadership {
             }
             leader = false;
             holder = null;
-            lastStepDown = Instant.now() + ": " + reason;
+            lastStepDown = Instant.now() + ": deposed from term " + term + ", stopped streaming: " + reason;
             notBeforeNanos = System.nanoTime() + settings.heartbeat().multipliedBy(3).toNanos();
             closeSession();
         }
-        Log.errorf("Stepping down as the relay of slot %s: %s. The engine stops; a standby takes over", slot, reason);
-        onLost.run();
+        Log.errorf("Deposed: stepping down as the relay of slot %s (term %d): %s. The engine stops streaming; a standby"
+                + " takes over", slot, term, reason);
+        try {
+            stopper.execute(onLost);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            onLost.run(); // released already: the shutdown closes the engine too
+        }
     }
 
     /** On shutdown: the lock goes with the session, so a standby takes over at its next heartbeat. */
     void release() {
         heartbeat.shutdownNow();
+        stopper.shutdownNow();
         synchronized (lock) {
             leader = false;
             closeSession();
         }
     }
 
+    /** Holds the lock, confirmed within the lease. */
     boolean isLeader() {
-        return leader;
+        return leader && !leaseLapsed();
     }
 
     /** Waiting for a leader that holds the lock: it has asked, and was told no. */
@@ -287,7 +414,7 @@ class RelayLeadership {
     }
 
     /** A heartbeat's query may take a third of the lease, so a slow one still ends before the lease does. */
-    private int timeoutSeconds() {
+    int timeoutSeconds() {
         return (int) Math.max(1, settings.lease().dividedBy(3).toSeconds());
     }
 

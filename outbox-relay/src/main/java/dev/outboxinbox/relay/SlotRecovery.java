@@ -10,10 +10,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 
 /**
  * Closes the one gap the WAL cannot: events committed while no slot kept the WAL for the relay.
@@ -39,6 +41,14 @@ import java.util.Optional;
  * </ol>
  * The window this covers is the outbox's retention ({@code OUTBOX_RETENTION} in order-service,
  * 1 h by default): an event purged before the relay came back cannot be recovered from the table.
+ *
+ * <p>Only the current leader's term may act ({@link RelayLeadership#requireTerm}): the marker, the
+ * offsets it clears and the slot it drops or makes are each written inside a transaction that holds
+ * the term's share lock, so a deposed leader acting on what it read earlier is refused. A drop is
+ * conditional on the slot being the very one that was read (its position and catalog xmin) and not in
+ * use, so not even a leader frozen between its check and its drop can drop a slot made since. Before
+ * it reads the slot, a new leader ends the walsender still reading it (a deposed leader's): the slot
+ * then stands still, and the old leader cannot stream on next to the new one.
  */
 @ApplicationScoped
 class SlotRecovery {
@@ -48,6 +58,8 @@ class SlotRecovery {
 
     private final RelayConfig.Source source;
     private final RelayConfig.Offsets offsets;
+    private final Duration lease;
+    private final Duration walsenderTimeout;
     private final ConfirmingPublisher publisher;
     private final RelayStatus status;
     private final RelayTracing tracing;
@@ -57,20 +69,35 @@ class SlotRecovery {
                  RelayLeadership leadership) {
         this.source = config.source();
         this.offsets = config.offsets();
+        this.lease = config.leadership().lease();
+        this.walsenderTimeout = config.fencing().walsenderTimeout();
         this.publisher = publisher;
         this.status = status;
         this.leadership = leadership;
         this.tracing = tracing;
     }
 
-    /** The slot as PostgreSQL reports it: where its consumer confirmed up to, and whether its WAL is still there. */
-    record Slot(long confirmedFlush, boolean lost) {
+    /**
+     * The slot as PostgreSQL reports it: where its consumer confirmed up to, whether its WAL is still
+     * there, and what tells this slot from one made after it was read (position and catalog xmin).
+     */
+    record Slot(long confirmedFlush, boolean lost, String identity) {
+    }
+
+    private static final String IDENTITY = "coalesce(confirmed_flush_lsn::text, '-') || ' ' || coalesce(catalog_xmin::text, '-')"
+            + " || ' ' || coalesce(restart_lsn::text, '-')";
+
+    /** A write of the relay's own database, done only within this instance's term. */
+    private interface Write {
+        void run() throws SQLException;
     }
 
     /** Makes sure the slot exists and nothing committed outside of it is missed; throws to be retried with backoff. */
     void ensureSlotAndRecover() throws SQLException, PublishFailedException, InterruptedException {
         try (Connection sourceDb = connectSource(); Connection offsetsDb = connectOffsets()) {
             createMarkerTable(offsetsDb);
+            withinTerm(offsetsDb, () -> { });
+            endDeposedWalsender(sourceDb);
             Optional<Slot> slot = slot(sourceDb);
             Optional<Long> stored = storedOffset(offsetsDb);
             String reason = slot.isEmpty() ? "slot " + source.slot() + " did not exist"
@@ -81,7 +108,7 @@ class SlotRecovery {
                                     + " > " + stored.get() + "): it was recreated"
                             : null;
             if (reason != null) {
-                mark(offsetsDb, reason);
+                withinTerm(offsetsDb, () -> mark(offsetsDb, reason));
             }
             Optional<String> pending = marker(offsetsDb);
             if (pending.isEmpty()) {
@@ -89,15 +116,19 @@ class SlotRecovery {
             }
             Log.warnf("Recovering events the WAL may not hold for the relay: %s", pending.get());
             if (slot.isPresent() && slot.get().lost()) {
-                execute(sourceDb, "SELECT pg_drop_replication_slot(?)", source.slot());
+                withinTerm(offsetsDb, () -> requireDropped(sourceDb, slot.get()));
             }
             if (slot.isEmpty() || slot.get().lost()) {
                 requirePublication(sourceDb);
+                // Checked, not held: making a slot waits for every transaction with an xid on the server, the
+                // term's share lock too. A deposed leader's late make fails ("already exists"), or makes the
+                // slot the new leader's recovery then finds, before it reads the table.
+                withinTerm(offsetsDb, () -> { });
                 execute(sourceDb, "SELECT pg_create_logical_replication_slot(?, 'pgoutput')", source.slot());
                 Log.infof("Created replication slot %s", source.slot());
             }
             long published = publishOutboxTable(sourceDb);
-            clear(offsetsDb);
+            withinTerm(offsetsDb, () -> clear(offsetsDb));
             status.recovered(published, pending.get());
             Log.warnf("Recovery done: %d outbox rows republished from the table; streaming starts at slot %s",
                     published, source.slot());
@@ -121,13 +152,24 @@ class SlotRecovery {
             return false;
         }
         try (Connection sourceDb = connectSource(); Connection offsetsDb = connectOffsets()) {
-            if (!publicationExists(sourceDb) || slot(sourceDb).isEmpty()) {
+            Optional<Slot> slot = slot(sourceDb);
+            if (!publicationExists(sourceDb) || slot.isEmpty()) {
                 return false;
             }
             createMarkerTable(offsetsDb);
-            mark(offsetsDb, "slot " + source.slot() + " was made before publication " + source.publication()
-                    + " and cannot be decoded");
-            execute(sourceDb, "SELECT pg_drop_replication_slot(?)", source.slot());
+            // The failure was seen in this instance's term; a later term's slot is not this one's to judge.
+            boolean[] dropped = new boolean[1];
+            withinTerm(offsetsDb, () -> {
+                dropped[0] = dropIfUnchanged(sourceDb, slot.get());
+                if (dropped[0]) {
+                    mark(offsetsDb, "slot " + source.slot() + " was made before publication " + source.publication()
+                            + " and cannot be decoded");
+                }
+            });
+            if (!dropped[0]) {
+                Log.warnf("Slot %s changed or is in use since it was read; left as it is", source.slot());
+                return false;
+            }
             Log.warnf("Dropped slot %s: it was made before publication %s existed, so pgoutput cannot read it;"
                     + " a new one is made and the outbox table republished", source.slot(), source.publication());
             return true;
@@ -156,17 +198,108 @@ class SlotRecovery {
                 source.user(), source.password());
     }
 
+    /**
+     * A transaction here may hold the term's share lock, which the next leader's term waits for: if this
+     * process freezes inside one, PostgreSQL ends it after the lease.
+     */
     private Connection connectOffsets() throws SQLException {
-        return DriverManager.getConnection(offsets.jdbcUrl(), offsets.user(), offsets.password());
+        Properties properties = new Properties();
+        properties.setProperty("user", offsets.user());
+        properties.setProperty("password", offsets.password());
+        properties.setProperty("options", "-c idle_in_transaction_session_timeout=" + lease.toMillis());
+        return DriverManager.getConnection(offsets.jdbcUrl(), properties);
+    }
+
+    /** The write, in one transaction with the check that this instance's term is still the current one. */
+    private void withinTerm(Connection offsetsDb, Write write) throws SQLException {
+        offsetsDb.setAutoCommit(false);
+        try {
+            leadership.requireTerm(offsetsDb);
+            write.run();
+            offsetsDb.commit();
+        } catch (SQLException | RuntimeException e) {
+            try {
+                offsetsDb.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            throw e;
+        } finally {
+            offsetsDb.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * A walsender still reading the slot before this instance's engine starts is a deposed leader's
+     * (or this process's last engine, not gone yet): it is ended, so that the old leader stops streaming
+     * and the slot stands still while it is compared with the stored offset.
+     */
+    private void endDeposedWalsender(Connection sourceDb) throws SQLException, InterruptedException {
+        Optional<Integer> pid = activePid(sourceDb);
+        if (pid.isEmpty()) {
+            return;
+        }
+        Log.warnf("Slot %s is still read by walsender %d (a deposed leader's): ending it before term %d streams",
+                source.slot(), pid.get(), leadership.term());
+        try (PreparedStatement terminate = sourceDb.prepareStatement("SELECT pg_terminate_backend(?)")) {
+            terminate.setInt(1, pid.get());
+            terminate.execute();
+        } catch (SQLException e) {
+            Log.warnf("Cannot end walsender %d (%s): the engine starts once it ends (wal_sender_timeout)", pid.get(),
+                    e.getMessage());
+            return;
+        }
+        long deadline = System.nanoTime() + walsenderTimeout.toNanos();
+        while (activePid(sourceDb).filter(pid.get()::equals).isPresent()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("walsender " + pid.get() + " of slot " + source.slot()
+                        + " still runs " + walsenderTimeout + " after it was ended");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private Optional<Integer> activePid(Connection sourceDb) throws SQLException {
+        try (PreparedStatement query = sourceDb.prepareStatement(
+                "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ? AND database = current_database()"
+                        + " AND active_pid IS NOT NULL")) {
+            query.setString(1, source.slot());
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getInt(1)) : Optional.empty();
+            }
+        }
+    }
+
+    /**
+     * Drops the slot only if it is still the one that was read and no walsender uses it: a slot made
+     * since (by a newer leader) differs in position and catalog xmin and stays. True if dropped.
+     */
+    private boolean dropIfUnchanged(Connection sourceDb, Slot seen) throws SQLException {
+        try (PreparedStatement drop = sourceDb.prepareStatement("SELECT pg_drop_replication_slot(slot_name)"
+                + " FROM pg_replication_slots WHERE slot_name = ? AND database = current_database() AND NOT active AND "
+                + IDENTITY + " = ?")) {
+            drop.setString(1, source.slot());
+            drop.setString(2, seen.identity());
+            try (ResultSet rs = drop.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    private void requireDropped(Connection sourceDb, Slot seen) throws SQLException {
+        if (!dropIfUnchanged(sourceDb, seen)) {
+            throw new IllegalStateException("slot " + source.slot() + " changed or is in use since it was read as lost;"
+                    + " reading it again");
+        }
     }
 
     private Optional<Slot> slot(Connection sourceDb) throws SQLException {
         try (PreparedStatement query = sourceDb.prepareStatement("""
-                SELECT (confirmed_flush_lsn - '0/0'::pg_lsn)::bigint, wal_status = 'lost'
-                FROM pg_replication_slots WHERE slot_name = ? AND database = current_database()""")) {
+                SELECT (confirmed_flush_lsn - '0/0'::pg_lsn)::bigint, wal_status = 'lost', %s
+                FROM pg_replication_slots WHERE slot_name = ? AND database = current_database()""".formatted(IDENTITY))) {
             query.setString(1, source.slot());
             try (ResultSet rs = query.executeQuery()) {
-                return rs.next() ? Optional.of(new Slot(rs.getLong(1), rs.getBoolean(2))) : Optional.empty();
+                return rs.next() ? Optional.of(new Slot(rs.getLong(1), rs.getBoolean(2), rs.getString(3))) : Optional.empty();
             }
         }
     }
@@ -223,23 +356,14 @@ class SlotRecovery {
         }
     }
 
-    /** The offset belonged to the old slot: without it, Debezium starts where the new slot stands. */
+    /** The offset belonged to the old slot: without it, Debezium starts where the new slot stands. In the caller's transaction. */
     private void clear(Connection offsetsDb) throws SQLException {
-        offsetsDb.setAutoCommit(false);
-        try {
-            if (tableExists(offsetsDb, offsets.table())) {
-                try (Statement delete = offsetsDb.createStatement()) {
-                    delete.executeUpdate("DELETE FROM " + offsets.table());
-                }
+        if (tableExists(offsetsDb, offsets.table())) {
+            try (Statement delete = offsetsDb.createStatement()) {
+                delete.executeUpdate("DELETE FROM " + offsets.table());
             }
-            execute(offsetsDb, "DELETE FROM relay_slot_recovery WHERE slot_name = ?", source.slot());
-            offsetsDb.commit();
-        } catch (SQLException e) {
-            offsetsDb.rollback();
-            throw e;
-        } finally {
-            offsetsDb.setAutoCommit(true);
         }
+        execute(offsetsDb, "DELETE FROM relay_slot_recovery WHERE slot_name = ?", source.slot());
     }
 
     /** Every row still in the outbox, oldest first, in confirmed batches. */
@@ -274,27 +398,19 @@ class SlotRecovery {
 
     /**
      * One batch of the table, confirmed; then the lag counts from its newest row (ordered by
-     * {@code occurred_at}), as it does from the stream's commits.
+     * {@code occurred_at}), as it does from the stream's commits. The table is not fenced by the slot:
+     * a leader that lost its lock mid-recovery stops before its next batch (the new leader repeats the
+     * recovery, its marker still set). At most one batch is published after the lock is gone: copies,
+     * which the consumers' inboxes absorb.
      */
     private int publishConfirmed(List<OutboundMessage> batch, long newestMillis) throws PublishFailedException, InterruptedException {
         if (batch.isEmpty()) {
             return 0;
         }
-        requireLeadership();
+        leadership.requireLeading();
         status.recordParked(publishTraced(batch));
         status.publishedUpTo(Instant.ofEpochMilli(newestMillis));
         return batch.size();
-    }
-
-    /**
-     * The table is not fenced by the slot: a leader that lost its lock mid-recovery stops before its next
-     * batch (the new leader repeats the recovery, its marker still set). At most one batch is published
-     * after the lock is gone: copies, which the consumers' inboxes absorb.
-     */
-    private void requireLeadership() {
-        if (!leadership.isLeader()) {
-            throw new IllegalStateException("stepped down during the recovery: the new leader republishes the outbox table");
-        }
     }
 
     /** Each event republished in a publish span of its own, in the trace its row carries (as the stream does). */
