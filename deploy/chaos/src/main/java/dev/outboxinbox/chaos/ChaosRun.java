@@ -450,7 +450,7 @@ public final class ChaosRun {
             awaitRelayRole("standby", Duration.ofMinutes(1));
             say("outbox-relay woken (SIGCONT) %.1f s after it froze: ready as standby %.1f s later",
                     (woken - stopped) / 1e9, (System.nanoTime() - woken) / 1e9);
-            standbyStreams(target, walsender, woken);
+            standbyStreams(target, walsender, woken, "the old leader was woken");
             target.stopExtra(Target.Extra.STANDBY_RELAY, true);
             standbyRunning = false;
             long standbyKilled = System.nanoTime();
@@ -492,7 +492,7 @@ public final class ChaosRun {
                     ended, walsender, streamAlive ? "still streaming" : "gone already", (System.nanoTime() - cut) / 1e9);
             awaitRelayRole("standby", Duration.ofMinutes(1));
             say("the deposed leader is ready as standby %.1f s after its session ended", (System.nanoTime() - cut) / 1e9);
-            standbyStreams(target, walsender, cut);
+            standbyStreams(target, walsender, cut, "the leader's session ended");
             target.stopExtra(Target.Extra.STANDBY_RELAY, true);
             standbyRunning = false;
             long standbyKilled = System.nanoTime();
@@ -511,11 +511,11 @@ public final class ChaosRun {
     }
 
     /** Until another walsender than the deposed leader's streams the slot: the leader let go, the standby reads. */
-    private static void standbyStreams(Target target, String deposedWalsender, long since) {
+    private static void standbyStreams(Target target, String deposedWalsender, long since, String sinceWhat) {
         awaitSql(target, "another walsender on slot " + relaySlot() + " than the deposed leader's (pid " + deposedWalsender + ")",
                 Duration.ofMinutes(2), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + relaySlot()
                         + "' AND active_pid IS NOT NULL AND active_pid <> " + (deposedWalsender.isEmpty() ? "0" : deposedWalsender));
-        say("the standby streams the slot %.1f s after the leader was deposed", (System.nanoTime() - since) / 1e9);
+        say("the standby streams the slot %.1f s after %s", (System.nanoTime() - since) / 1e9, sinceWhat);
     }
 
     /** The session that holds outbox-relay's slot lock (its leader), by application_name; nothing if none. */
@@ -699,10 +699,21 @@ public final class ChaosRun {
         long failing = 10_000 + outage;
         long started;
         injections.setPermissions(user, List.of("^$", granted.get(1), granted.get(2)));
+        long answering;
         try {
             target.start("inventory-service");
             started = System.nanoTime();
-            while ((System.nanoTime() - started) / 1_000_000 < failing) {
+            // A JVM start takes a while (25 s on a busy 2-core machine); its consumer connects as its HTTP server
+            // opens: the 11–15 s of failing starts count from then.
+            while (status(system.inventoryService(), "/q/health/live") < 0) {
+                if (System.nanoTime() - started > Duration.ofMinutes(2).toNanos()) {
+                    throw new FaultObserved("inventory-service did not answer HTTP within 2 min of its start");
+                }
+                samples.add(connectionsBesides(injections, user, others));
+                pause(1_000);
+            }
+            answering = System.nanoTime();
+            while ((System.nanoTime() - answering) / 1_000_000 < failing) {
                 samples.add(connectionsBesides(injections, user, others));
                 readyWithout |= ready(system.inventoryService());
                 pause(1_000);
@@ -719,8 +730,9 @@ public final class ChaosRun {
             pause(readyAgain ? 0 : 1_000);
         }
         int most = samples.stream().mapToInt(Integer::intValue).max().orElse(0);
-        say("inventory-service without configure permission for %.1f s: broker connections each second %s (%d while it could not"
-                        + " declare); %s", (restored - started) / 1e9, samples, failedStartSamples,
+        say("inventory-service without configure permission for %.1f s (%.1f s since it answered HTTP): broker connections each"
+                        + " second %s (%d while it could not declare); %s", (restored - started) / 1e9, (restored - answering) / 1e9,
+                samples, failedStartSamples,
                 readyAgain ? "ready %.1f s after the permission was restored".formatted((System.nanoTime() - restored) / 1e9)
                         : "NOT ready 2 min after the permission was restored");
         if (readyWithout) {
@@ -742,11 +754,16 @@ public final class ChaosRun {
     }
 
     private static boolean ready(URI service) {
+        return status(service, "/q/health/ready") == 200;
+    }
+
+    /** The HTTP status of a GET, or -1 if nothing answered. */
+    private static int status(URI service, String path) {
         try {
-            return HTTP.send(HttpRequest.newBuilder(service.resolve("/q/health/ready")).timeout(Duration.ofSeconds(2)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (java.io.IOException notReady) {
-            return false;
+            return HTTP.send(HttpRequest.newBuilder(service.resolve(path)).timeout(Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (java.io.IOException notAnswering) {
+            return -1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
@@ -757,11 +774,15 @@ public final class ChaosRun {
 
     /**
      * Until a transaction of this extra inventory-service (its pool's sessions are named after it) waits on the
-     * session {@code holder}; returns them as pid@xact_start, comma-separated.
+     * session {@code holder}: directly, or behind another waiter (the first in PostgreSQL's queue for a row waits
+     * on the holder's transaction, the next ones on the tuple lock that first waiter holds). Returns them as
+     * pid@xact_start, comma-separated.
      */
     private static String awaitWaitingOn(Target target, Target.Extra extra, int holder, Duration atMost) {
-        String query = "SELECT coalesce(string_agg(pid || '@' || xact_start, ','), '') FROM pg_stat_activity WHERE application_name = '"
-                + extra.dataSessionName() + "' AND " + holder + " = ANY(pg_blocking_pids(pid))";
+        String query = "SELECT coalesce(string_agg(a.pid || '@' || a.xact_start, ','), '') FROM pg_stat_activity a"
+                + " WHERE a.application_name = '" + extra.dataSessionName() + "' AND a.wait_event_type = 'Lock'"
+                + " AND (" + holder + " = ANY(pg_blocking_pids(a.pid)) OR EXISTS (SELECT 1 FROM pg_stat_activity b"
+                + " WHERE b.pid = ANY(pg_blocking_pids(a.pid)) AND " + holder + " = ANY(pg_blocking_pids(b.pid))))";
         long deadline = System.nanoTime() + atMost.toNanos();
         for (String waiting = target.superuserSql("postgres", query).trim(); ; waiting = target.superuserSql("postgres", query).trim()) {
             if (!waiting.isEmpty()) {

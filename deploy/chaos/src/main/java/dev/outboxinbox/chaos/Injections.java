@@ -80,8 +80,9 @@ final class Injections {
         List<String> ids = new ArrayList<>(count);
         StringBuilder values = new StringBuilder();
         for (int i = 0; i < count; i++) {
-            UUID id = new UUID(random.nextLong(), random.nextLong());
-            UUID order = new UUID(random.nextLong(), random.nextLong());
+            // Well-formed UUIDs, drawn from the seed.
+            UUID id = UUID.nameUUIDFromBytes(("chaos-refused-event-" + random.nextLong()).getBytes(StandardCharsets.UTF_8));
+            UUID order = UUID.nameUUIDFromBytes(("chaos-refused-order-" + random.nextLong()).getBytes(StandardCharsets.UTF_8));
             String payload = "{\"eventId\":\"%s\",\"orderId\":\"%s\",\"lines\":[{\"sku\":\"SKU-APPLE\",\"quantity\":1}]}"
                     .formatted(id, order);
             values.append(i == 0 ? "" : ", ").append("('%s', '%s', '%s', '%s', 1, '%s', now())"
