@@ -3,6 +3,8 @@ package dev.outboxinbox.chaos;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
@@ -12,21 +14,40 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 
-/** Messages the chaos run publishes straight to the broker: poison, and copies of delivered events. */
+/**
+ * Messages the chaos run publishes straight to the broker (poison, copies of delivered events), outbox
+ * rows it writes itself (for an exchange the broker refuses), and what it changes and reads through the
+ * broker's management API (a user's permissions, its connections).
+ */
 final class Injections {
+
+    /**
+     * An exchange the relay's broker user may not configure (deploy/rabbitmq/users: outbox_relay configures
+     * ^(orders|inventory|outbox-relay\.parked)$): declaring it is refused with 403, as for a new producing
+     * service whose permissions were forgotten.
+     */
+    static final String REFUSED_EXCHANGE = "chaos.refused";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final SystemUnderTest system;
     private final Random random;
     private final Set<String> poison = new TreeSet<>();
+    private final Set<String> refused = Collections.synchronizedSet(new TreeSet<>());
     private int republished;
 
     Injections(SystemUnderTest system, long seed) {
@@ -41,6 +62,81 @@ final class Injections {
 
     int republished() {
         return republished;
+    }
+
+    /** Every event id written for {@link #REFUSED_EXCHANGE} so far: exactly these belong among the relay's parked events. */
+    Set<String> refused() {
+        synchronized (refused) {
+            return Set.copyOf(refused);
+        }
+    }
+
+    /**
+     * Writes {@code count} well-formed rows into order-service's outbox, in one transaction, routed to
+     * {@link #REFUSED_EXCHANGE}: an OrderCreated of an order that does not exist (its aggregate id a fresh
+     * UUID), so that nothing downstream may ever see it. Returns their event ids.
+     */
+    List<String> writeRefusedEvents(Target target, int count) {
+        List<String> ids = new ArrayList<>(count);
+        StringBuilder values = new StringBuilder();
+        for (int i = 0; i < count; i++) {
+            // Well-formed UUIDs, drawn from the seed.
+            UUID id = UUID.nameUUIDFromBytes(("chaos-refused-event-" + random.nextLong()).getBytes(StandardCharsets.UTF_8));
+            UUID order = UUID.nameUUIDFromBytes(("chaos-refused-order-" + random.nextLong()).getBytes(StandardCharsets.UTF_8));
+            String payload = "{\"eventId\":\"%s\",\"orderId\":\"%s\",\"lines\":[{\"sku\":\"SKU-APPLE\",\"quantity\":1}]}"
+                    .formatted(id, order);
+            values.append(i == 0 ? "" : ", ").append("('%s', '%s', '%s', '%s', 1, '%s', now())"
+                    .formatted(id, REFUSED_EXCHANGE, order, OrderCreated.TYPE, payload));
+            ids.add(id.toString());
+        }
+        target.superuserSql("orders", "INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)"
+                + " VALUES " + values);
+        refused.addAll(ids);
+        return ids;
+    }
+
+    /** A broker user's permissions on the virtual host (configure, write, read), from the management API. */
+    List<String> permissions(String user) throws Exception {
+        JsonNode permissions = JSON.readTree(management("GET", "/api/permissions/" + vhost() + "/" + user, null));
+        return List.of(permissions.path("configure").asText(), permissions.path("write").asText(), permissions.path("read").asText());
+    }
+
+    /** Sets a broker user's permissions on the virtual host: configure, write, read (regular expressions). */
+    void setPermissions(String user, List<String> permissions) throws Exception {
+        management("PUT", "/api/permissions/" + vhost() + "/" + user, JSON.writeValueAsString(
+                Map.of("configure", permissions.get(0), "write", permissions.get(1), "read", permissions.get(2))));
+    }
+
+    /**
+     * The broker connections a user holds now, by name (the management API's list, not its statistics),
+     * leaving out the short-lived ones a consumer opens to look at its dead letters.
+     */
+    Set<String> connectionsOf(String user) throws Exception {
+        Set<String> names = new TreeSet<>();
+        for (JsonNode connection : JSON.readTree(management("GET", "/api/connections?columns=user,name,user_provided_name", null))) {
+            if (user.equals(connection.path("user").asText()) && !connection.path("user_provided_name").asText().contains("dead-letters")) {
+                names.add(connection.path("name").asText());
+            }
+        }
+        return names;
+    }
+
+    private String vhost() {
+        return URLEncoder.encode(system.broker().virtualHost(), StandardCharsets.UTF_8);
+    }
+
+    private String management(String method, String path, String body) throws Exception {
+        String credentials = system.broker().user() + ":" + system.broker().password();
+        HttpRequest request = HttpRequest.newBuilder(system.broker().management().resolve(path)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
+                .header("Content-Type", "application/json")
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() / 100 != 2) {
+            throw new IllegalStateException(method + " " + path + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return response.body();
     }
 
     /** Three kinds of poison: not JSON, JSON that breaks the schema, an unknown schema version. */

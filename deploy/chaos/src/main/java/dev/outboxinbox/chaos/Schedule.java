@@ -51,7 +51,27 @@ record Schedule(List<Step> steps) {
          * A standby outbox-relay joins; the leader is killed and the standby takes over; the leader comes
          * back as standby and the standby, leading now, is killed: the slot changes hands twice.
          */
-        RELAY_TAKEOVER("standby outbox-relay takes over from a killed leader, and back", "relay-takeovers");
+        RELAY_TAKEOVER("standby outbox-relay takes over from a killed leader, and back", "relay-takeovers"),
+        /**
+         * The leading outbox-relay frozen (SIGSTOP) past its lease while a standby waits: the standby must
+         * take over; the frozen one is woken (SIGCONT) lease + 10 s later and must step down.
+         */
+        RELAY_FREEZE("leading outbox-relay frozen past its lease, then woken", "relay-freezes"),
+        /** The leader's lock session ended (pg_terminate_backend) while its replication connection lives. */
+        RELAY_SESSION_ENDED("leading outbox-relay's lock session ended, its stream alive", "relay-session-ends"),
+        /**
+         * A node lost without closing its sockets: an inventory-service instance frozen (SIGSTOP) while its
+         * batch waits on a product row, never woken until the end of the run; the other must apply everything.
+         */
+        INVENTORY_FROZEN_MID_TRANSACTION("inventory-service instance frozen mid-transaction, never woken", "inventory-freezes"),
+        /** A second inventory-service stopped (SIGTERM) while its batch waits 15 s on a product row lock. */
+        SLOW_STOP("inventory-service instance stopped while its database is slow", "slow-stops"),
+        /** PostgreSQL restarted with a standby relay and a second inventory-service running. */
+        POSTGRES_RESTART_WITH_STANDBYS("PostgreSQL restart with two instances of each service", "postgres-restarts-with-standbys"),
+        /** Outbox rows for an exchange the relay's broker user may not configure: they must park, the rest flow. */
+        REFUSED_EXCHANGE("outbox rows for an exchange the broker refuses", "refused-exchanges"),
+        /** inventory-service restarted while its broker user may not configure: it fails to start for a while. */
+        DECLARATION_FAILURE("inventory-service cannot declare its topology for a while", "declaration-failures");
 
         final String description;
         /** The chaos run's option that says how many times (kills: of each service). */

@@ -26,6 +26,8 @@ abstract class Target {
     enum Extra {
         /** A second inventory-service: it takes its share of the partitions (INBOX_PARTITIONING_INSTANCE). */
         SECOND_INVENTORY("inventory-service", "inventory-service-2", 8092, "INBOX_PARTITIONING_INSTANCE"),
+        /** A third inventory-service, for the fault that freezes it and never wakes it (its own port and name). */
+        THIRD_INVENTORY("inventory-service", "inventory-service-3", 8094, "INBOX_PARTITIONING_INSTANCE"),
         /** A standby outbox-relay for the same slot (RELAY_LEADERSHIP_INSTANCE). */
         STANDBY_RELAY("outbox-relay", "outbox-relay-standby", 8093, "RELAY_LEADERSHIP_INSTANCE");
 
@@ -40,6 +42,21 @@ abstract class Target {
             this.instance = instance;
             this.port = port;
             this.instanceVariable = instanceVariable;
+        }
+
+        /**
+         * The application_name of an extra inventory-service's pool sessions ({@code inventory-service@<instance>}),
+         * so that a fault can tell its transactions in pg_stat_activity; null for a relay. Given as a JDBC property
+         * of the pool alone (a system property, case kept): on the JDBC URL it would also rename the partition lock
+         * session, whose name says which instance it is (the URL's parameters win over the driver's properties).
+         */
+        String dataSessionName() {
+            return service.equals("inventory-service") ? service + "@" + instance : null;
+        }
+
+        /** The JVM option that names the pool's sessions, or nothing. */
+        String dataSessionOption() {
+            return dataSessionName() == null ? "" : "-Dquarkus.datasource.jdbc.additional-jdbc-properties.ApplicationName=" + dataSessionName();
         }
     }
 
@@ -70,6 +87,15 @@ abstract class Target {
 
     /** Starts a service again without waiting for it. */
     abstract void start(String service);
+
+    /** SIGTERM, then waits until it has exited (it finishes what it holds). */
+    abstract void stop(String service);
+
+    /**
+     * Sends a signal to a service or an extra instance (by its instance name): STOP freezes it where it is
+     * (its sockets stay open, nothing it holds is given back), CONT wakes it.
+     */
+    abstract void signal(String serviceOrInstance, String signal);
 
     abstract void restartPostgres();
 
@@ -158,6 +184,19 @@ abstract class Target {
         }
 
         @Override
+        void stop(String service) {
+            run(Duration.ofMinutes(2), "deploy/local/down", service);
+        }
+
+        @Override
+        void signal(String serviceOrInstance, String signal) {
+            run(Duration.ofMinutes(1), "bash", "-c", """
+                    source deploy/local/lib.sh
+                    kill "-$2" "$(< "$RUN_DIR/$1.pid")"
+                    """, "signal", serviceOrInstance, signal);
+        }
+
+        @Override
         void restartPostgres() {
             run(Duration.ofMinutes(2), "bash", "-c",
                     "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | sort -V | tail -n 1) main restart");
@@ -184,10 +223,11 @@ abstract class Target {
                     export QUARKUS_HTTP_PORT=$2 "$3=$4"
                     mkdir -p "$RUN_DIR/logs"
                     # shellcheck disable=SC2086
-                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} -jar "$(jar_of "$1")" \\
+                    nohup java ${SERVICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC} $5 -jar "$(jar_of "$1")" \\
                         >> "$RUN_DIR/logs/$4.log" 2>&1 < /dev/null &
                     echo $! > "$RUN_DIR/$4.pid"
-                    """, "start-extra", extra.service, String.valueOf(extra.port), extra.instanceVariable, extra.instance);
+                    """, "start-extra", extra.service, String.valueOf(extra.port), extra.instanceVariable, extra.instance,
+                    extra.dataSessionOption());
         }
 
         @Override
@@ -236,7 +276,7 @@ abstract class Target {
         long duplicatesAbsorbed() {
             Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
             long total = 0;
-            for (String name : List.of("inventory-service.log", "inventory-service-2.log")) {
+            for (String name : List.of("inventory-service.log", "inventory-service-2.log", "inventory-service-3.log")) {
                 Path log = logs.resolve(name);
                 if (!Files.exists(log)) {
                     continue;
@@ -255,12 +295,21 @@ abstract class Target {
     static final class Compose extends Target {
 
         private final List<String> compose;
+        /** The docker command, for the extra instances' one-off containers. */
+        private final String docker;
         private final Map<Extra, String> extras = new EnumMap<>(Extra.class);
 
         Compose(Path root) {
+            this(root, System.getenv().getOrDefault("COMPOSE", "docker compose"), System.getenv().getOrDefault("CHAOS_COMPOSE_FILES", ""),
+                    "docker");
+        }
+
+        /** @param files compose files separated by ':' */
+        Compose(Path root, String composeCommand, String files, String docker) {
             super(root);
-            compose = new ArrayList<>(List.of(System.getenv().getOrDefault("COMPOSE", "docker compose").split(" ")));
-            for (String file : System.getenv().getOrDefault("CHAOS_COMPOSE_FILES", "").split(":")) {
+            this.docker = docker;
+            compose = new ArrayList<>(List.of(composeCommand.split(" ")));
+            for (String file : files.split(":")) {
                 if (!file.isBlank()) {
                     compose.addAll(List.of("-f", file));
                 }
@@ -301,6 +350,22 @@ abstract class Target {
         }
 
         @Override
+        void stop(String service) {
+            compose("stop", service);
+        }
+
+        @Override
+        void signal(String serviceOrInstance, String signal) {
+            Extra extra = Arrays.stream(Extra.values()).filter(e -> e.instance.equals(serviceOrInstance)).findFirst().orElse(null);
+            if (extra == null) {
+                compose("kill", "-s", "SIG" + signal, serviceOrInstance);
+            } else {
+                // SIGSTOP to the container's java (PID 1; from outside its namespace the signal is not ignored).
+                run(Duration.ofMinutes(1), docker, "kill", "--signal", "SIG" + signal, extras.get(extra));
+            }
+        }
+
+        @Override
         void restartPostgres() {
             compose("restart", "postgres");
         }
@@ -318,17 +383,23 @@ abstract class Target {
         @Override
         void startExtra(Extra extra) {
             // A one-off container of the same service, named by its variable; its port is not published.
-            extras.put(extra, compose("run", "-d", "--no-deps", "-e", extra.instanceVariable + "=" + extra.instance, extra.service).trim());
+            List<String> command = new ArrayList<>(List.of("run", "-d", "--no-deps", "-e", extra.instanceVariable + "=" + extra.instance));
+            if (extra.dataSessionName() != null) {
+                // The image's entrypoint runs java $SERVICE_JAVA_OPTS (its default, and the pool's session name).
+                command.addAll(List.of("-e", "SERVICE_JAVA_OPTS=-Xmx512m -XX:+UseSerialGC " + extra.dataSessionOption()));
+            }
+            command.add(extra.service);
+            extras.put(extra, compose(command.toArray(String[]::new)).trim());
         }
 
         @Override
         void stopExtra(Extra extra, boolean kill) {
             String container = extras.remove(extra);
             if (kill) {
-                run(Duration.ofMinutes(1), "docker", "rm", "-f", container);
+                run(Duration.ofMinutes(1), docker, "rm", "-f", container);
             } else {
-                run(Duration.ofMinutes(2), "docker", "stop", "--time", "60", container);
-                run(Duration.ofMinutes(1), "docker", "rm", container);
+                run(Duration.ofMinutes(2), docker, "stop", "--time", "60", container);
+                run(Duration.ofMinutes(1), docker, "rm", container);
             }
         }
 
@@ -340,7 +411,7 @@ abstract class Target {
                 if (extra == null) {
                     command.add(service);
                 } else {
-                    run(Duration.ofMinutes(1), "docker", "kill", "--signal", "SIGKILL", extras.get(extra));
+                    run(Duration.ofMinutes(1), docker, "kill", "--signal", "SIGKILL", extras.get(extra));
                 }
             }
             compose(command.toArray(String[]::new));

@@ -15,7 +15,16 @@ class ScheduleTest {
             Map.entry("slot-recreations", 1), Map.entry("relay-fresh-starts", 1), Map.entry("foreign-messages", 1),
             Map.entry("inventory-db-refusals", 1), Map.entry("inventory-db-outages", 1), Map.entry("binding-removals", 1),
             Map.entry("second-inventory", 1), Map.entry("relay-takeovers", 2), Map.entry("consumer-scaling", 2),
-            Map.entry("double-kills", 2));
+            Map.entry("double-kills", 2), Map.entry("relay-freezes", 2), Map.entry("relay-session-ends", 2),
+            Map.entry("inventory-freezes", 1), Map.entry("slow-stops", 2), Map.entry("postgres-restarts-with-standbys", 1),
+            Map.entry("refused-exchanges", 2), Map.entry("declaration-failures", 1));
+
+    /** A profile of ChaosRun's, as the fault counts Schedule.of takes. */
+    private static Map<String, Integer> profile(String name) {
+        return ChaosRun.PROFILES.get(name).entrySet().stream()
+                .filter(e -> java.util.Arrays.stream(Schedule.Fault.values()).anyMatch(f -> f.option.equals(e.getKey())))
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> Integer.parseInt(e.getValue())));
+    }
 
     @Test
     void theSameSeedGivesTheSameScheduleAndAnotherSeedAnother() {
@@ -25,6 +34,8 @@ class ScheduleTest {
 
     @Test
     void everyFaultAsOftenAsAskedAndThreeKillsOfEachService() {
+        assertThat(profile("full")).containsAllEntriesOf(Map.of("relay-freezes", 2, "relay-session-ends", 2, "inventory-freezes", 1,
+                "slow-stops", 2, "postgres-restarts-with-standbys", 1, "refused-exchanges", 2, "declaration-failures", 1));
         Map<Schedule.Fault, Long> counts = Schedule.of(FULL, 300_000, 1).steps().stream()
                 .collect(Collectors.groupingBy(Schedule.Step::fault, Collectors.counting()));
 
@@ -42,7 +53,27 @@ class ScheduleTest {
                 .containsEntry(Schedule.Fault.SECOND_INVENTORY, 1L)
                 .containsEntry(Schedule.Fault.RELAY_TAKEOVER, 2L)
                 .containsEntry(Schedule.Fault.CONSUMER_SCALING, 2L)
-                .containsEntry(Schedule.Fault.KILL_TWO_CONSUMERS, 2L);
+                .containsEntry(Schedule.Fault.KILL_TWO_CONSUMERS, 2L)
+                .containsEntry(Schedule.Fault.RELAY_FREEZE, 2L)
+                .containsEntry(Schedule.Fault.RELAY_SESSION_ENDED, 2L)
+                .containsEntry(Schedule.Fault.INVENTORY_FROZEN_MID_TRANSACTION, 1L)
+                .containsEntry(Schedule.Fault.SLOW_STOP, 2L)
+                .containsEntry(Schedule.Fault.POSTGRES_RESTART_WITH_STANDBYS, 1L)
+                .containsEntry(Schedule.Fault.REFUSED_EXCHANGE, 2L)
+                .containsEntry(Schedule.Fault.DECLARATION_FAILURE, 1L);
+    }
+
+    @Test
+    void theShortRunHasOneFrozenInventoryInstanceRefusedRowsAndAFailingDeclarationAndNoRelayFreeze() {
+        Map<Schedule.Fault, Long> counts = Schedule.of(profile("short"), 40_000, 1).steps().stream()
+                .collect(Collectors.groupingBy(Schedule.Step::fault, Collectors.counting()));
+
+        assertThat(counts).containsEntry(Schedule.Fault.INVENTORY_FROZEN_MID_TRANSACTION, 1L)
+                .containsEntry(Schedule.Fault.REFUSED_EXCHANGE, 1L)
+                .containsEntry(Schedule.Fault.DECLARATION_FAILURE, 1L)
+                .doesNotContainKeys(Schedule.Fault.RELAY_FREEZE, Schedule.Fault.RELAY_SESSION_ENDED, Schedule.Fault.SLOW_STOP,
+                        Schedule.Fault.POSTGRES_RESTART_WITH_STANDBYS);
+        assertThat(counts.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(16);
     }
 
     @Test
