@@ -55,10 +55,29 @@ import java.util.stream.Collectors;
  *       (lost), an order-service status that disagrees with inventory's, an inventory decision with
  *       no reply or with more than one (a duplicate effect), an order decided by a message that is
  *       not inventory's reply to it (phantom), any reply in order-service's dead-letter queue;</li>
+ *   <li>the cancellations: a cancel order-service took (cancel_requested_at) has one OrderCancelled
+ *       event, one cancellation in inventory applied by that event, one InventoryReleased reply, and
+ *       ends CANCELLED by that reply; an acknowledged cancel was taken, a 409 only answers an order
+ *       inventory rejected, a cancel that failed definitely was not taken, an unknown one may go either
+ *       way but inventory and order-service agree; a cancellation without a request, a release without
+ *       a cancellation, or a release of what an order never reserved is a phantom; a cancelled order
+ *       released exactly what it reserved (less: lost, more: a duplicate effect);</li>
+ *   <li><b>reordered</b>: an order's OrderCancelled applied before its OrderCreated (inventory's
+ *       tombstone, outcome CANCELLED_FIRST), or order-service taking inventory's decision after the
+ *       order's release;</li>
+ *   <li>stock conservation: each SKU's reserved stock is what its live orders (reserved, not
+ *       cancelled) ordered; on hand is what it was before the run ({@link Expected#initialOnHand()});</li>
+ *   <li>the relay's parking queue: exactly the events the run made unpublishable
+ *       ({@link Expected#refusedEvents()}), none of them with an effect anywhere; any other parked
+ *       event never reached its consumer (lost);</li>
  *   <li>no convergence within the bound: both queues drained (nothing ready, nothing unacknowledged),
- *       every committed order decided in inventory and in order-service, both relays' slots
+ *       every committed order decided in inventory and in order-service, nothing CANCELLING, every
+ *       OrderCancelled applied in inventory, every refused event parked, both relays' slots
  *       confirmed past the end of the load.</li>
  * </ul>
+ * A chaos run: {@link #onHand()} before the load; after it, {@link Expected} with the poison, the refused
+ * event ids and that stock, then {@link #awaitConvergence(String, Expected, Duration, Consumer)} and
+ * {@link #verify(List, Expected, Long, Settling, Duration)}.
  */
 public final class Verifier {
 
