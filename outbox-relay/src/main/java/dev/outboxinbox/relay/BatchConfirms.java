@@ -1,31 +1,43 @@
 package dev.outboxinbox.relay;
 
+import com.rabbitmq.client.ShutdownSignalException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The publisher confirms of one batch. A batch is confirmed only if every message was acked, none
- * was nacked, and the channel stayed open until the last ack. A message the broker returned as
- * unroutable is acked too, so it is reported beside the confirmation, for the caller to park.
- * Returns arrive before the ack of the same message (RabbitMQ orders them on the channel), so a
- * returned message is always known before its batch can complete.
+ * The publisher confirms of one batch on one channel. A batch is confirmed only if every message was
+ * acked, none was nacked, and the channel stayed open until the last ack. A message the broker
+ * returned as unroutable is acked too, so it is reported beside the confirmation, for the caller to
+ * park. Returns arrive before the ack of the same message (RabbitMQ orders them on the channel), so a
+ * returned message is always known before its batch can complete. Only the listeners of the channel
+ * it was sent on report to it (see {@code ConfirmingPublisher.ConfirmChannel}).
  */
 final class BatchConfirms {
 
-    /** A message the broker could route to no queue, and what it said. */
-    record Returned(OutboundMessage message, String reason) {
+    /**
+     * A message the broker did not take into a queue, and what it said: returned as unroutable, or
+     * {@code refused} (its exchange may not be declared or written, see {@link BrokerRefusal}).
+     */
+    record Returned(OutboundMessage message, String reason, boolean refused) {
+        Returned(OutboundMessage message, String reason) {
+            this(message, reason, false);
+        }
     }
 
     private final NavigableMap<Long, OutboundMessage> outstanding = new TreeMap<>();
+    private final Set<OutboundMessage> acked = Collections.newSetFromMap(new IdentityHashMap<>());
     private final Semaphore window;
     private final List<String> nacked = new ArrayList<>();
     private final List<Returned> returned = new ArrayList<>();
-    private String channelLost;
+    private ShutdownSignalException channelLost;
 
     BatchConfirms(int windowSize) {
         this.window = new Semaphore(windowSize);
@@ -38,7 +50,7 @@ final class BatchConfirms {
         }
         synchronized (this) {
             if (channelLost != null) {
-                throw new PublishFailedException("channel lost: " + channelLost);
+                throw lost("channel lost");
             }
         }
     }
@@ -51,7 +63,9 @@ final class BatchConfirms {
         NavigableMap<Long, OutboundMessage> done = multiple
                 ? outstanding.headMap(sequenceNumber, true)
                 : outstanding.subMap(sequenceNumber, true, sequenceNumber, true);
-        if (!ack) {
+        if (ack) {
+            acked.addAll(done.values());
+        } else {
             done.values().forEach(message -> nacked.add(message.toString()));
         }
         window.release(done.size());
@@ -64,16 +78,28 @@ final class BatchConfirms {
                 .ifPresent(message -> returned.add(new Returned(message, replyText)));
     }
 
-    synchronized void channelLost(String reason) {
-        channelLost = reason;
+    synchronized void channelLost(ShutdownSignalException cause) {
+        if (channelLost == null) {
+            channelLost = cause;
+        }
         window.release(Integer.MAX_VALUE / 2);
         notifyAll();
+    }
+
+    /** Whether the broker acked this message (it is in a queue, or was returned and is in {@link #returnedSoFar()}). */
+    synchronized boolean acked(OutboundMessage message) {
+        return acked.contains(message);
+    }
+
+    synchronized List<Returned> returnedSoFar() {
+        return List.copyOf(returned);
     }
 
     /**
      * Waits for the last confirm.
      * @return the messages the broker returned as unroutable (acked, but in no queue)
-     * @throws PublishFailedException if any message was nacked, or not confirmed in time, or the channel died
+     * @throws PublishFailedException if any message was nacked, or not confirmed in time, or the channel
+     *         died (with the {@link BrokerRefusal} if the broker closed it for one exchange)
      */
     synchronized List<Returned> awaitAll(Duration timeout) throws InterruptedException, PublishFailedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -84,12 +110,18 @@ final class BatchConfirms {
             }
             wait(remaining);
         }
-        if (channelLost != null) {
-            throw new PublishFailedException("channel lost before every confirm arrived: " + channelLost);
+        if (channelLost != null && !outstanding.isEmpty()) {
+            throw lost("channel lost before every confirm arrived");
         }
         if (!nacked.isEmpty()) {
             throw new PublishFailedException(nacked.size() + " nacked by the broker, first " + nacked.get(0));
         }
         return List.copyOf(returned);
+    }
+
+    private PublishFailedException lost(String what) {
+        BrokerRefusal refusal = BrokerRefusal.of(channelLost);
+        return refusal != null ? new PublishFailedException(what, refusal)
+                : new PublishFailedException(what + ": " + channelLost.getMessage());
     }
 }

@@ -1,10 +1,11 @@
 package dev.outboxinbox.relay;
 
+import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
-import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.Topology;
 import io.quarkus.logging.Log;
@@ -13,29 +14,58 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Publishes a batch to RabbitMQ persistent, {@code mandatory} and publisher-confirmed, with many
  * confirms in flight at once, and reports success only when the broker has taken responsibility
- * for every message of it.
+ * for every message of it: in a queue, or parked in {@value Topology#RELAY_PARKING_QUEUE} with the
+ * reason it could not go where it belongs.
+ *
+ * <p>Two kinds of "no" are told apart. A broker that is down (connection refused or lost, a timeout)
+ * fails the batch, to be retried whole. A broker that <em>refuses one exchange</em> ({@link BrokerRefusal}:
+ * no permission to declare or write it, or it exists with another type) closes only the channel it
+ * was asked on; the events for that exchange are parked like unroutable ones and the rest go on.
+ * Exchanges are declared on a throwaway channel for that reason, and a publishing channel closed by
+ * a refusal is replaced, never taken for an outage.
  *
  * <p>The client's automatic recovery is off on purpose: confirms outstanding on a lost channel
- * can never arrive, so a lost connection fails the batch (to be republished whole) and the next
- * batch opens a fresh connection.
+ * can never arrive, so a lost connection fails the batch and the next attempt opens a fresh one.
+ * Every channel has listeners of its own ({@link ConfirmChannel}), so a late confirm, return or
+ * shutdown of a channel that was discarded reaches no batch but its own, which nobody awaits any more.
+ *
+ * <p>Publishing holds a lock; what readiness reads ({@link #isConnected()}, {@link #brokerState()},
+ * {@link #refusals()}) does not take it, so a probe never waits behind a batch, a republish or a
+ * publish that a broker alarm blocks, and {@link #abortPublishing()} can end such a publish from outside.
  */
 @ApplicationScoped
 class ConfirmingPublisher {
 
+    /** Parked events taken, sent on and acked at a time by {@link #republishParked()}. */
+    private static final int REPUBLISH_CHUNK = 500;
+
     private final ConnectionFactory factory;
     private final RelayConfig.Publishing config;
     private final String connectionName;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Exchanges declared on the current connection; under the lock. */
     private final Set<String> declaredExchanges = new HashSet<>();
-    private Connection connection;
-    private Channel channel;
-    private volatile BatchConfirms current;
+    /** The publishing channel; under the lock. */
+    private ConfirmChannel channel;
+    private volatile Connection connection;
+    /** What the broker said when it blocked publishing (connection.blocked), until it unblocks or a batch is confirmed. */
+    private volatile String blocked;
+    /** Why the last attempt to connect failed; null once connected. */
+    private volatile String connectFailure;
+    /** Exchanges the broker refuses now, with its words: readiness shows them; a later event that goes through clears its exchange. */
+    private final Map<String, String> refusals = new ConcurrentHashMap<>();
 
     ConfirmingPublisher(RelayConfig config) {
         this.config = config.publishing();
@@ -50,180 +80,465 @@ class ConfirmingPublisher {
         factory.setTopologyRecoveryEnabled(false);
         factory.setConnectionTimeout(5_000);
         factory.setRequestedHeartbeat(10);
+        // A declaration, a basic.get or a channel close on a connection the broker stopped reading (an
+        // alarm) fails after this instead of the library's 10 minutes.
+        factory.setChannelRpcTimeout((int) Math.min(Integer.MAX_VALUE, config.publishing().confirmTimeout().toMillis()));
     }
 
     /**
      * Publishes the batch and returns once the broker has taken responsibility for all of it. An
-     * event the broker returned as unroutable (no queue bound for it) is parked in
-     * {@value Topology#RELAY_PARKING_QUEUE}, confirmed too, with the reason: it neither blocks the
-     * events behind it nor is dropped.
+     * event the broker returned as unroutable (no queue bound for it), or whose exchange it refuses, is
+     * parked in {@value Topology#RELAY_PARKING_QUEUE}, confirmed too, with the reason: it neither blocks
+     * the events behind it nor is dropped.
      *
      * @return the events that were parked
      */
-    synchronized List<BatchConfirms.Returned> publish(List<OutboundMessage> batch) throws PublishFailedException, InterruptedException {
+    List<BatchConfirms.Returned> publish(List<OutboundMessage> batch) throws PublishFailedException, InterruptedException {
         if (batch.isEmpty()) {
             return List.of();
         }
+        lock.lockInterruptibly();
         try {
-            Channel ch = channel();
-            List<BatchConfirms.Returned> returned = send(ch, batch);
-            if (!returned.isEmpty()) {
-                List<OutboundMessage> parked = returned.stream().map(r -> r.message().parked(r.reason())).toList();
-                if (!send(ch, parked).isEmpty()) {
-                    throw new PublishFailedException("unroutable events could not be parked either: "
-                            + Topology.RELAY_PARKING_EXCHANGE + " routes to no queue");
-                }
-            }
-            return returned;
+            List<BatchConfirms.Returned> undeliverable = deliver(batch);
+            park(undeliverable);
+            blocked = null;
+            return undeliverable;
         } catch (IOException | TimeoutException | RuntimeException e) {
             // AlreadyClosedException and ShutdownSignalException are runtime exceptions: the channel is gone.
-            discard();
-            throw new PublishFailedException("broker unavailable", e);
+            throw failed(e);
         } catch (PublishFailedException e) {
-            discard(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
+            discardConnection(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
             throw e;
+        } catch (InterruptedException e) {
+            discardConnection(); // confirms may be outstanding: this channel must not carry another batch
+            throw e;
+        } finally {
+            lock.unlock();
         }
     }
 
     /**
-     * Moves every event now parked back to where it was first published, one confirmed batch. An
-     * event still unroutable stays parked; each one sent on is acked off the parking queue only
-     * after the broker confirmed it where it belongs.
+     * Sends every parked event back to where it was first published, a chunk at a time. Each one sent
+     * on is acked off the parking queue only after the broker confirmed it where it belongs. One still
+     * unroutable or refused is written back to the parking queue as a fresh, confirmed copy with the
+     * new reason, and only then is the old copy acked: never handed back with a requeue, which counts
+     * toward a quorum queue's delivery limit (on RabbitMQ 4.x every queue has one, 20 by default).
      */
-    synchronized Republished republishParked() throws PublishFailedException, InterruptedException {
+    Republished republishParked() throws PublishFailedException, InterruptedException {
+        lock.lockInterruptibly();
+        Channel taker = null;
         try {
-            Channel ch = channel();
-            long waiting = ch.messageCount(Topology.RELAY_PARKING_QUEUE);
-            List<GetResponse> taken = new ArrayList<>();
-            for (GetResponse parked; taken.size() < waiting && (parked = ch.basicGet(Topology.RELAY_PARKING_QUEUE, false)) != null; ) {
-                taken.add(parked);
-            }
-            List<BatchConfirms.Returned> stillUnroutable = send(ch,
-                    taken.stream().map(g -> OutboundMessage.unparked(g.getProps(), g.getBody())).toList());
-            List<String> kept = stillUnroutable.stream().map(r -> r.message().eventId()).toList();
-            for (GetResponse parked : taken) {
-                if (kept.contains(parked.getProps().getMessageId())) {
-                    ch.basicNack(parked.getEnvelope().getDeliveryTag(), false, true);
-                } else {
-                    ch.basicAck(parked.getEnvelope().getDeliveryTag(), false);
+            // A channel of its own for taking and acking: a refusal that closes a publishing channel leaves it open.
+            taker = openChannel(connection());
+            long waiting = taker.messageCount(Topology.RELAY_PARKING_QUEUE);
+            List<String> sent = new ArrayList<>();
+            List<BatchConfirms.Returned> stillParked = new ArrayList<>();
+            long taken = 0;
+            while (taken < waiting) {
+                List<GetResponse> chunk = new ArrayList<>();
+                for (GetResponse parked; taken < waiting && chunk.size() < REPUBLISH_CHUNK
+                        && (parked = taker.basicGet(Topology.RELAY_PARKING_QUEUE, false)) != null; taken++) {
+                    chunk.add(parked);
                 }
+                if (chunk.isEmpty()) {
+                    break;
+                }
+                List<OutboundMessage> unparked = chunk.stream().map(g -> OutboundMessage.unparked(g.getProps(), g.getBody())).toList();
+                List<BatchConfirms.Returned> stuck = deliver(unparked);
+                park(stuck);
+                taker.basicAck(chunk.get(chunk.size() - 1).getEnvelope().getDeliveryTag(), true);
+                Set<String> stuckIds = new HashSet<>(stuck.stream().map(r -> r.message().eventId()).toList());
+                unparked.stream().map(OutboundMessage::eventId).filter(id -> !stuckIds.contains(id)).forEach(sent::add);
+                stillParked.addAll(stuck);
             }
-            return new Republished(taken.size() - kept.size(), kept);
+            blocked = null;
+            return new Republished(sent, stillParked);
         } catch (IOException | TimeoutException | RuntimeException e) {
-            discard(); // unacked parked copies go back to their queue with the channel
-            throw new PublishFailedException("broker unavailable", e);
+            throw failed(e); // unacked parked copies go back to their queue with the connection
         } catch (PublishFailedException e) {
-            discard();
+            discardConnection();
             throw e;
+        } catch (InterruptedException e) {
+            discardConnection();
+            throw e;
+        } finally {
+            if (taker != null) {
+                closeQuietly(taker);
+            }
+            lock.unlock();
         }
     }
 
-    /** What {@link #republishParked()} did: how many went on, and the ids that are still unroutable. */
-    record Republished(int republished, List<String> stillParked) {
+    /** What {@link #republishParked()} did: the events sent on, and those still parked, each with why. */
+    record Republished(List<String> sent, List<BatchConfirms.Returned> stillParked) {
     }
 
-    synchronized long parkedCount() throws IOException, TimeoutException {
-        return channel().messageCount(Topology.RELAY_PARKING_QUEUE);
+    /** Events waiting in the parking queue; asked on a channel of its own, without waiting for a batch in progress. */
+    long parkedCount() throws IOException, TimeoutException, InterruptedException {
+        Connection current = connection;
+        if (current == null || !current.isOpen()) {
+            if (!lock.tryLock(2, TimeUnit.SECONDS)) {
+                throw new IOException("not connected, and a publish in progress holds the connection");
+            }
+            try {
+                current = connection();
+            } finally {
+                lock.unlock();
+            }
+        }
+        Channel asking = openChannel(current);
+        try {
+            return asking.messageCount(Topology.RELAY_PARKING_QUEUE);
+        } finally {
+            closeQuietly(asking);
+        }
     }
 
-    private List<BatchConfirms.Returned> send(Channel ch, List<OutboundMessage> messages)
+    boolean isConnected() {
+        Connection current = connection;
+        return current != null && current.isOpen();
+    }
+
+    /**
+     * Opens the connection if there is none and nobody is using the broker now; readiness uses this to
+     * see the broker. It never waits: while a batch holds the lock, the state is what that batch finds.
+     * @return whether a connection is open now
+     */
+    boolean connectIfIdle() {
+        if (lock.tryLock()) {
+            try {
+                connection();
+            } catch (IOException | TimeoutException | RuntimeException e) {
+                Log.debugf("Broker not reachable: %s", e.toString());
+            } finally {
+                lock.unlock();
+            }
+        }
+        return isConnected();
+    }
+
+    /** The broker as the relay last saw it: connected, blocked by an alarm, refused, or unreachable, and why. */
+    String brokerState() {
+        String blockedBy = blocked;
+        if (blockedBy != null) {
+            return "blocked: the broker stopped reading what the relay publishes (" + blockedBy + "); it resumes when the alarm clears";
+        }
+        if (isConnected()) {
+            return "connected";
+        }
+        String failure = connectFailure;
+        return failure != null ? failure : "not connected";
+    }
+
+    /** Why the broker blocks publishing (a resource alarm), or null. */
+    String blocked() {
+        return blocked;
+    }
+
+    /** Exchanges the broker refused the last time the relay tried them, with its words. */
+    Map<String, String> refusals() {
+        return Map.copyOf(refusals);
+    }
+
+    /**
+     * Ends whatever publish is in progress, from any thread, without the lock: for a stop while a broker
+     * alarm blocks publishing. The batch fails uncommitted and is published again on the next start.
+     */
+    void abortPublishing() {
+        Connection current = connection;
+        if (current != null) {
+            current.abort(2_000);
+        }
+    }
+
+    /**
+     * Sends the messages to their exchanges; the ones that cannot go (returned as unroutable, or their
+     * exchange refused) are returned with the reason, for the caller to park. A channel closed by a
+     * refusal is replaced and the messages it had not confirmed are sent again on the new one, without
+     * the refused exchange's: they may arrive twice (consumers deduplicate), never not at all.
+     */
+    private List<BatchConfirms.Returned> deliver(List<OutboundMessage> messages)
+            throws IOException, TimeoutException, InterruptedException, PublishFailedException {
+        Map<String, String> refused = new LinkedHashMap<>();
+        Set<String> delivered = new HashSet<>();
+        List<BatchConfirms.Returned> undeliverable = new ArrayList<>();
+        List<OutboundMessage> pending = messages;
+        int maxRounds = (int) messages.stream().map(OutboundMessage::exchange).distinct().count() + 2;
+        for (int round = 1; !pending.isEmpty(); round++) {
+            ConfirmChannel ch = channel();
+            List<OutboundMessage> sending = new ArrayList<>(pending.size());
+            for (OutboundMessage message : pending) {
+                String exchange = message.exchange();
+                if (!refused.containsKey(exchange) && !declaredExchanges.contains(exchange)) {
+                    BrokerRefusal refusal = declare(exchange);
+                    if (refusal != null) {
+                        refused.put(exchange, refusal.text());
+                    }
+                }
+                if (refused.containsKey(exchange)) {
+                    undeliverable.add(new BatchConfirms.Returned(message, "refused by the broker: " + refused.get(exchange), true));
+                } else {
+                    sending.add(message);
+                }
+            }
+            BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
+            try {
+                List<BatchConfirms.Returned> returned = send(ch, confirms, sending);
+                undeliverable.addAll(returned);
+                sending.forEach(m -> delivered.add(m.exchange()));
+                pending = List.of();
+            } catch (PublishFailedException e) {
+                BrokerRefusal refusal = e.refusal();
+                String exchange = refusal == null ? null : refusal.exchange();
+                if (exchange == null || round >= maxRounds || sending.stream().noneMatch(m -> m.exchange().equals(exchange))) {
+                    throw e;
+                }
+                discardChannel();
+                undeliverable.addAll(confirms.returnedSoFar());
+                pending = sending.stream().filter(m -> !confirms.acked(m)).toList();
+                if (refusal.code() == com.rabbitmq.client.AMQP.NOT_FOUND && declaredExchanges.remove(exchange)) {
+                    Log.warnf("Exchange %s was deleted since the relay declared it (%s); declaring it again", exchange, refusal);
+                } else {
+                    Log.errorf("The broker refuses publishing to exchange %s (%s); its events are parked in %s",
+                            exchange, refusal, Topology.RELAY_PARKING_QUEUE);
+                    refused.put(exchange, refusal.text());
+                }
+            }
+        }
+        refusals.putAll(refused);
+        delivered.stream().filter(exchange -> !refused.containsKey(exchange)).forEach(refusals::remove);
+        return undeliverable;
+    }
+
+    /** The undeliverable into the parking queue, confirmed; a failure here fails the whole batch, to be retried. */
+    private void park(List<BatchConfirms.Returned> undeliverable)
+            throws IOException, TimeoutException, InterruptedException, PublishFailedException {
+        if (undeliverable.isEmpty()) {
+            return;
+        }
+        List<OutboundMessage> copies = undeliverable.stream().map(r -> r.message().parked(r.reason())).toList();
+        if (!send(channel(), new BatchConfirms(config.confirmWindow()), copies).isEmpty()) {
+            throw new PublishFailedException("undeliverable events could not be parked either: "
+                    + Topology.RELAY_PARKING_EXCHANGE + " routes to no queue");
+        }
+    }
+
+    private List<BatchConfirms.Returned> send(ConfirmChannel ch, BatchConfirms confirms, List<OutboundMessage> messages)
             throws IOException, InterruptedException, PublishFailedException {
-        BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
-        current = confirms;
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        ch.batch = confirms;
         try {
             for (OutboundMessage message : messages) {
-                declareExchange(ch, message.exchange());
                 confirms.reserve(config.confirmTimeout());
-                confirms.sent(ch.getNextPublishSeqNo(), message);
-                ch.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+                confirms.sent(ch.channel.getNextPublishSeqNo(), message);
+                try {
+                    ch.channel.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+                } catch (AlreadyClosedException closed) {
+                    confirms.channelLost(closed); // closed under us (a refusal of an earlier message, say): awaitAll says why
+                    break;
+                }
             }
             return confirms.awaitAll(config.confirmTimeout());
         } finally {
-            current = null;
+            ch.batch = null;
         }
     }
 
-    synchronized boolean isConnected() {
-        return connection != null && connection.isOpen();
+    /**
+     * Declares an exchange on a channel of its own, so that a refusal closes only that channel.
+     * @return the refusal, or null once the exchange is declared
+     */
+    private BrokerRefusal declare(String exchange) throws IOException, TimeoutException {
+        Channel declaring = openChannel(connection());
+        try {
+            // The relay owns the exchanges it publishes to: a durable topic exchange per aggregate type.
+            declaring.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, true);
+            declaredExchanges.add(exchange);
+            return null;
+        } catch (IOException e) {
+            BrokerRefusal refusal = BrokerRefusal.of(e);
+            if (refusal == null) {
+                throw e;
+            }
+            Log.errorf("The broker refuses exchange %s (%s); its events are parked in %s", exchange, refusal, Topology.RELAY_PARKING_QUEUE);
+            return refusal;
+        } finally {
+            closeQuietly(declaring);
+        }
     }
 
-    /** Opens the connection if there is none; the relay's readiness uses this to see the broker. */
-    synchronized void connect() throws IOException, TimeoutException {
-        channel();
-    }
-
-    private Channel channel() throws IOException, TimeoutException {
-        if (channel != null && channel.isOpen()) {
+    private ConfirmChannel channel() throws IOException, TimeoutException {
+        if (channel != null && channel.channel.isOpen()) {
             return channel;
         }
-        discard();
-        connection = factory.newConnection(connectionName);
-        channel = connection.createChannel();
-        channel.confirmSelect();
-        channel.addConfirmListener(new ConfirmListener() {
-            @Override
-            public void handleAck(long deliveryTag, boolean multiple) {
-                BatchConfirms batch = current;
-                if (batch != null) {
-                    batch.confirmed(deliveryTag, multiple, true);
-                }
-            }
-
-            @Override
-            public void handleNack(long deliveryTag, boolean multiple) {
-                BatchConfirms batch = current;
-                if (batch != null) {
-                    batch.confirmed(deliveryTag, multiple, false);
-                }
-            }
-        });
-        channel.addReturnListener(returned -> {
-            BatchConfirms batch = current;
-            String messageId = returned.getProperties().getMessageId();
-            Log.errorf("Unroutable: event %s (exchange %s, routing key %s): %s; parking it in %s",
-                    messageId, returned.getExchange(), returned.getRoutingKey(), returned.getReplyText(),
-                    Topology.RELAY_PARKING_QUEUE);
-            if (batch != null) {
-                batch.returned(messageId, "unroutable: no queue bound to exchange " + returned.getExchange()
-                        + " for routing key " + returned.getRoutingKey() + " (" + returned.getReplyText() + ")");
-            }
-        });
-        channel.addShutdownListener(cause -> {
-            BatchConfirms batch = current;
-            if (batch != null) {
-                batch.channelLost(cause.getMessage());
-            }
-        });
-        declaredExchanges.clear();
-        declareParking(channel);
-        Log.infof("Connected to RabbitMQ at %s:%d as %s", factory.getHost(), factory.getPort(), factory.getUsername());
+        channel = new ConfirmChannel(openChannel(connection()));
         return channel;
     }
 
-    /** The relay owns the exchanges it publishes to: a durable topic exchange per aggregate type. */
-    private void declareExchange(Channel ch, String exchange) throws IOException {
-        if (declaredExchanges.add(exchange)) {
-            ch.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, true);
+    private Connection connection() throws IOException, TimeoutException {
+        Connection current = connection;
+        if (current != null && current.isOpen()) {
+            return current;
         }
+        discardConnection();
+        Connection opened;
+        try {
+            opened = factory.newConnection(connectionName);
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            connectFailure = "unreachable: " + e;
+            blocked = null;
+            throw e;
+        }
+        try {
+            opened.addBlockedListener(reason -> {
+                if (connection == opened) {
+                    Log.warnf("The broker blocks publishing: %s; batches wait (and are retried) until the alarm clears", reason);
+                    blocked = reason;
+                }
+            }, () -> {
+                if (connection == opened) {
+                    Log.info("The broker unblocked publishing");
+                    blocked = null;
+                }
+            });
+            declareParking(opened);
+        } catch (IOException | RuntimeException e) {
+            // A failed start leaves nothing behind: no connection, no channel, no thread of the library's.
+            opened.abort(2_000);
+            BrokerRefusal refusal = BrokerRefusal.of(e);
+            connectFailure = refusal != null ? "refused: the relay's parking place (" + refusal + ")" : "unreachable: " + e;
+            throw e;
+        }
+        connection = opened;
+        connectFailure = null;
+        Log.infof("Connected to RabbitMQ at %s:%d as %s", factory.getHost(), factory.getPort(), factory.getUsername());
+        return opened;
     }
 
     /** The relay's own parking place: an exchange that cannot be unroutable while its queue is bound. */
-    private void declareParking(Channel ch) throws IOException {
-        ch.exchangeDeclare(Topology.RELAY_PARKING_EXCHANGE, BuiltinExchangeType.FANOUT, true);
-        ch.queueDeclare(Topology.RELAY_PARKING_QUEUE, true, false, false, Topology.relayParkingQueueArguments());
-        ch.queueBind(Topology.RELAY_PARKING_QUEUE, Topology.RELAY_PARKING_EXCHANGE, "");
-        declaredExchanges.add(Topology.RELAY_PARKING_EXCHANGE);
+    private void declareParking(Connection opened) throws IOException {
+        Channel declaring = openChannel(opened);
+        try {
+            declaring.exchangeDeclare(Topology.RELAY_PARKING_EXCHANGE, BuiltinExchangeType.FANOUT, true);
+            declaring.queueDeclare(Topology.RELAY_PARKING_QUEUE, true, false, false, Topology.relayParkingQueueArguments());
+            declaring.queueBind(Topology.RELAY_PARKING_QUEUE, Topology.RELAY_PARKING_EXCHANGE, "");
+            declaredExchanges.add(Topology.RELAY_PARKING_EXCHANGE);
+        } finally {
+            closeQuietly(declaring);
+        }
+    }
+
+    private static Channel openChannel(Connection on) throws IOException {
+        Channel opened = on.createChannel();
+        if (opened == null) {
+            throw new IOException("the broker allows no more channels on this connection");
+        }
+        return opened;
+    }
+
+    /**
+     * A channel's end that cannot fail the work around it: abort passes over a channel the broker already
+     * closed (a refusal) or a lost connection; what it may still throw is an I/O error of a connection that
+     * the next use finds closed, and reports then.
+     */
+    private static void closeQuietly(Channel ch) {
+        try {
+            ch.abort();
+        } catch (IOException e) {
+            Log.debugf("Closing channel %d: %s", ch.getChannelNumber(), e.toString());
+        }
+    }
+
+    private PublishFailedException failed(Exception e) {
+        discardConnection();
+        BrokerRefusal refusal = BrokerRefusal.of(e);
+        return new PublishFailedException(refusal != null ? "refused by the broker" : "broker unavailable", e);
+    }
+
+    private void discardChannel() {
+        if (channel != null) {
+            channel.batch = null;
+            closeQuietly(channel.channel);
+            channel = null;
+        }
+    }
+
+    /** Under the lock: the connection, its channels and what was declared on it go; the next use opens a fresh one. */
+    private void discardConnection() {
+        Connection current = connection;
+        connection = null;
+        if (channel != null) {
+            channel.batch = null;
+            channel = null;
+        }
+        declaredExchanges.clear();
+        if (current != null) {
+            current.abort(2_000);
+        }
     }
 
     @PreDestroy
-    synchronized void discard() {
-        if (connection != null) {
+    void discard() {
+        abortPublishing();
+        connection = null;
+    }
+
+    /**
+     * A publisher-confirm channel with listeners of its own. They report only to the batch this channel
+     * carries now ({@code batch}, set for the length of one send): a confirm, return or shutdown that
+     * arrives after the channel was discarded finds no batch, or one that nobody awaits any more, and
+     * changes nothing. Sequence numbers are per channel, so one channel's multiple-ack cannot cover
+     * another channel's messages.
+     */
+    private static final class ConfirmChannel {
+
+        final Channel channel;
+        volatile BatchConfirms batch;
+
+        ConfirmChannel(Channel channel) throws IOException {
+            this.channel = channel;
             try {
-                connection.abort(2_000);
-            } finally {
-                connection = null;
-                channel = null;
+                channel.confirmSelect();
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(channel);
+                throw e;
             }
+            channel.addConfirmListener(new ConfirmListener() {
+                @Override
+                public void handleAck(long deliveryTag, boolean multiple) {
+                    BatchConfirms current = batch;
+                    if (current != null) {
+                        current.confirmed(deliveryTag, multiple, true);
+                    }
+                }
+
+                @Override
+                public void handleNack(long deliveryTag, boolean multiple) {
+                    BatchConfirms current = batch;
+                    if (current != null) {
+                        current.confirmed(deliveryTag, multiple, false);
+                    }
+                }
+            });
+            channel.addReturnListener(returned -> {
+                BatchConfirms current = batch;
+                String messageId = returned.getProperties().getMessageId();
+                Log.errorf("Unroutable: event %s (exchange %s, routing key %s): %s; parking it in %s",
+                        messageId, returned.getExchange(), returned.getRoutingKey(), returned.getReplyText(),
+                        Topology.RELAY_PARKING_QUEUE);
+                if (current != null) {
+                    current.returned(messageId, "unroutable: no queue bound to exchange " + returned.getExchange()
+                            + " for routing key " + returned.getRoutingKey() + " (" + returned.getReplyText() + ")");
+                }
+            });
+            channel.addShutdownListener(cause -> {
+                BatchConfirms current = batch;
+                if (current != null) {
+                    current.channelLost(cause);
+                }
+            });
         }
     }
 }

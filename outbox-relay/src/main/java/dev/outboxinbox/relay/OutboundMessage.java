@@ -20,6 +20,8 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
     /** Router headers we configure (see application.properties: table.fields.additional.placement). */
     static final String ROUTER_EVENT_ID = "id";
     static final String ROUTER_TYPE = "type";
+    /** What a quorum queue adds to a message it delivers again. */
+    static final String DELIVERY_COUNT = "x-delivery-count";
 
     /**
      * Whether the outbox event router shaped this record: it alone adds the event-id header. Heartbeats,
@@ -117,12 +119,14 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
                 properties.builder().headers(headers).build(), body);
     }
 
-    /** A parked message as it was first published: to its original exchange and routing key, without the parking headers. */
+    /** A parked message as it was first published: to its original exchange and routing key, without the parking queue's headers. */
     static OutboundMessage unparked(AMQP.BasicProperties parked, byte[] body) {
         Map<String, Object> headers = new HashMap<>(parked.getHeaders());
         String exchange = String.valueOf(headers.remove(MessageHeaders.ORIGINAL_EXCHANGE));
         String routingKey = String.valueOf(headers.remove(MessageHeaders.ORIGINAL_ROUTING_KEY));
         headers.remove(MessageHeaders.DEAD_LETTER_REASON);
+        // The parking queue's count of this copy's deliveries, not the event's: a fresh copy starts again.
+        headers.remove(DELIVERY_COUNT);
         return new OutboundMessage(parked.getMessageId(), exchange, routingKey, parked.builder().headers(headers).build(), body);
     }
 

@@ -64,15 +64,28 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     /**
      * For a graceful stop: lets the batch in hand be published, confirmed and committed, and stops
      * any further batch from starting. Debezium's own close interrupts the batch in hand, which
-     * would leave it published but uncommitted and so republished on the next start.
+     * would leave it published but uncommitted and so republished on the next start. A batch that a
+     * broker alarm blocks is not waited for: its publish is aborted, and it is republished on the next start.
      */
     void drain(Duration timeout) throws InterruptedException {
         draining = true;
-        if (inFlight.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            inFlight.unlock();
-        } else {
-            Log.warnf("The batch in hand did not finish within %s; it will be republished on the next start", timeout);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean aborted = false;
+        while (!inFlight.tryLock(100, TimeUnit.MILLISECONDS)) {
+            String blocked = publisher.blocked();
+            if (blocked != null && !aborted) {
+                // The alarm may last longer than any stop may take: the batch is left uncommitted, for the next start.
+                Log.warnf("Stopping while the broker blocks publishing (%s): the batch in hand is abandoned uncommitted"
+                        + " and will be published again on the next start", blocked);
+                publisher.abortPublishing();
+                aborted = true;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                Log.warnf("The batch in hand did not finish within %s; it will be republished on the next start", timeout);
+                return;
+            }
         }
+        inFlight.unlock();
     }
 
     private void publishAndCommit(List<RecordChangeEvent<SourceRecord>> records,
@@ -139,6 +152,10 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             } catch (PublishFailedException e) {
                 status.attemptFailed(e);
                 traced.attemptFailed(e);
+                if (draining) {
+                    throw new InterruptedException("relay is stopping; the batch is left uncommitted for the next start ("
+                            + e.getMessage() + ")");
+                }
                 if (attempt >= attempts) {
                     throw new IllegalStateException("Batch of " + messages.size() + " not confirmed after "
                             + attempt + " attempts; restarting from the last committed offset. Last failure: "

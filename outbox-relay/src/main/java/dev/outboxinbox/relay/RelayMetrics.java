@@ -12,7 +12,8 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * What the relay did and how far behind it is, on {@code /q/metrics}:
- * {@code outbox_relay_events_published_total}, {@code …_events_parked_total},
+ * {@code outbox_relay_events_published_total}, {@code …_events_parked_total}, {@code …_events_refused_total}
+ * (of the parked, those whose exchange the broker refused),
  * {@code …_events_recovered_total}, {@code …_wal_records_skipped_total},
  * {@code …_batch_attempts_failed_total}, {@code …_confirm_latency_seconds} (publish to last
  * confirm, per batch), {@code …_batch_size_events} (events per confirmed batch),
@@ -30,7 +31,10 @@ class RelayMetrics {
         Gauge.builder("outbox.relay.leader", leadership, l -> l.isLeader() ? 1 : 0)
                 .description("1 while this instance holds the slot's lock and relays, 0 while it is a standby").register(registry);
         counter(registry, "outbox.relay.events.published", "Events the broker confirmed in a queue", status, RelayStatus::published);
-        counter(registry, "outbox.relay.events.parked", "Unroutable events parked in outbox-relay.parked", status, RelayStatus::parked);
+        counter(registry, "outbox.relay.events.parked", "Unroutable or refused events parked in outbox-relay.parked", status, RelayStatus::parked);
+        counter(registry, "outbox.relay.events.refused",
+                "Events parked because the broker refused their exchange (403/404/406: a permission or a type to fix)",
+                status, RelayStatus::refused);
         counter(registry, "outbox.relay.events.recovered", "Events republished from the outbox table after a slot was lost",
                 status, RelayStatus::recoveredEvents);
         counter(registry, "outbox.relay.wal.records.skipped", "WAL records that were not outbox inserts", status, RelayStatus::skipped);

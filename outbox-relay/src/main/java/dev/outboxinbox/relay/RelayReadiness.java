@@ -1,6 +1,8 @@
 package dev.outboxinbox.relay;
 
 import dev.outboxinbox.events.Topology;
+import java.util.Map;
+import java.util.TreeMap;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -9,8 +11,10 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * The leader is ready when the engine streams from the slot, the broker connection is open and the
- * last batch was confirmed whole. Parked (unroutable) events leave it ready but DEGRADED, and say
- * which. A standby is ready while it can reach its database to ask for the lock: waiting is its job.
+ * last batch was confirmed whole. Parked events (unroutable, or refused by the broker) leave it ready
+ * but DEGRADED, and say which, naming the exchanges the broker refuses; {@code broker} tells a broker
+ * that is connected from one that blocks publishing (an alarm), refuses the relay's parking place,
+ * or cannot be reached. Nothing here waits for a batch in progress. A standby is ready while it can reach its database to ask for the lock: waiting is its job.
  * Both say which they are ({@code role}) and who leads.
  */
 @Readiness
@@ -58,23 +62,24 @@ public class RelayReadiness implements HealthCheck {
             }
             return standby.build();
         }
-        boolean brokerUp = publisher.isConnected() || tryConnect();
+        // Read without waiting for a batch in progress: a probe that hangs behind a blocked publish kills the pod.
+        boolean brokerUp = publisher.isConnected() || publisher.connectIfIdle();
         HealthCheckResponseBuilder response = HealthCheckResponse.named("outbox-relay")
                 .status(status.healthy() && brokerUp)
                 .withData("role", "leader")
                 .withData("instance", leadership.instance())
                 .withData("leaderSince", String.valueOf(leadership.leaderSince()))
-                .withData("broker", brokerUp ? "connected" : "unreachable")
+                .withData("broker", publisher.brokerState())
                 .withData("published", status.published())
                 .withData("failedAttempts", status.failedAttempts())
                 .withData("skippedNotOutbox", status.skipped());
         if (status.problem() != null) {
             response.withData("problem", status.problem());
         }
-        if (status.parked() > 0) {
-            // Still ready: the events behind it flow. Someone has to bind a queue and republish (POST /parked/republish).
-            response.withData("degraded", status.parked() + " unroutable event(s) parked in " + Topology.RELAY_PARKING_QUEUE
-                    + " since start; last: " + status.lastParked());
+        String degraded = degraded();
+        if (degraded != null) {
+            // Still ready: the events behind them flow. Someone has to bind a queue or grant a permission, and republish.
+            response.withData("degraded", degraded);
         }
         // Reported, not a reason to be unready: a relay catching up on a backlog is doing its job.
         response.withData("lag", lag());
@@ -95,12 +100,21 @@ public class RelayReadiness implements HealthCheck {
                         lag.exceeded(sample) ? "BEYOND THRESHOLD: " : "", sample.retainedWalBytes(), sample.oldestUnpublishedSeconds());
     }
 
-    private boolean tryConnect() {
-        try {
-            publisher.connect();
-            return true;
-        } catch (Exception e) {
-            return false;
+    /** Parked events, and the exchanges the broker refuses now by name; null if neither. */
+    private String degraded() {
+        StringBuilder degraded = new StringBuilder();
+        Map<String, String> refusals = publisher.refusals();
+        if (!refusals.isEmpty()) {
+            degraded.append("the broker refuses exchange(s) ").append(String.join(", ", new TreeMap<>(refusals).keySet()))
+                    .append(": their events are parked in ").append(Topology.RELAY_PARKING_QUEUE)
+                    .append(" (grant the permission or fix the exchange, then POST /parked/republish); ");
+            new TreeMap<>(refusals).forEach((exchange, reason) -> degraded.append(exchange).append(": ").append(reason).append("; "));
         }
+        if (status.parked() > 0) {
+            degraded.append(status.parked()).append(" event(s) parked in ").append(Topology.RELAY_PARKING_QUEUE)
+                    .append(" since start (").append(status.refused()).append(" refused, the rest unroutable); last: ")
+                    .append(status.lastParked());
+        }
+        return degraded.isEmpty() ? null : degraded.toString();
     }
 }

@@ -2,6 +2,9 @@ package dev.outboxinbox.relay;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -17,6 +20,9 @@ public class RelayStatus {
     private volatile boolean streaming;
     private volatile String problem = "starting";
     private final AtomicLong parked = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+    /** The last events parked, newest last, for GET /parked: the broker's queue is not browsed (every look would count as a delivery). */
+    private final Deque<ParkedEvent> recentlyParked = new ArrayDeque<>();
     private volatile String lastParked;
     private volatile Instant lastCommit;
     private volatile Instant publishedUpTo;
@@ -52,8 +58,53 @@ public class RelayStatus {
     void recordParked(List<BatchConfirms.Returned> parkedNow) {
         if (!parkedNow.isEmpty()) {
             parked.addAndGet(parkedNow.size());
+            refused.addAndGet(parkedNow.stream().filter(BatchConfirms.Returned::refused).count());
             BatchConfirms.Returned last = parkedNow.get(parkedNow.size() - 1);
             lastParked = last.message() + ": " + last.reason() + " at " + Instant.now();
+            synchronized (recentlyParked) {
+                for (BatchConfirms.Returned one : parkedNow) {
+                    recentlyParked.addLast(ParkedEvent.of(one));
+                    if (recentlyParked.size() > RECENTLY_PARKED) {
+                        recentlyParked.removeFirst();
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * What {@code POST /parked/republish} did: the events sent on are no longer listed as parked, those
+     * still parked are listed with the reason of this attempt (not counted again).
+     */
+    void republished(Collection<String> sent, List<BatchConfirms.Returned> stillParked) {
+        java.util.Set<String> handled = new java.util.HashSet<>(sent);
+        stillParked.forEach(r -> handled.add(r.message().eventId()));
+        synchronized (recentlyParked) {
+            recentlyParked.removeIf(event -> handled.contains(event.eventId()));
+            for (BatchConfirms.Returned one : stillParked) {
+                recentlyParked.addLast(ParkedEvent.of(one));
+                if (recentlyParked.size() > RECENTLY_PARKED) {
+                    recentlyParked.removeFirst();
+                }
+            }
+        }
+    }
+
+    /** How many of the last parked events {@code GET /parked} lists. */
+    static final int RECENTLY_PARKED = 100;
+
+    /** A parked event as {@code GET /parked} and {@code POST /parked/republish} show it. */
+    public record ParkedEvent(String eventId, String exchange, String routingKey, String reason, String parkedAt) {
+        static ParkedEvent of(BatchConfirms.Returned returned) {
+            OutboundMessage message = returned.message();
+            return new ParkedEvent(message.eventId(), message.exchange(), message.routingKey(), returned.reason(), Instant.now().toString());
+        }
+    }
+
+    /** The last events parked since start (at most {@value #RECENTLY_PARKED}), newest last, less those sent on since. */
+    public List<ParkedEvent> recentlyParked() {
+        synchronized (recentlyParked) {
+            return List.copyOf(recentlyParked);
         }
     }
 
@@ -82,6 +133,11 @@ public class RelayStatus {
     /** Events parked as unroutable since this relay started. */
     public long parked() {
         return parked.get();
+    }
+
+    /** Of those, events parked because the broker refused their exchange ({@link BrokerRefusal}). */
+    public long refused() {
+        return refused.get();
     }
 
     /** The last event parked, and why; null if none. */

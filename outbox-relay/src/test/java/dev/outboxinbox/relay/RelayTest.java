@@ -116,7 +116,8 @@ class RelayTest {
 
         // Still nowhere to go: it stays parked.
         given().post("/parked/republish").then().statusCode(200)
-                .body("republished", equalTo(0)).body("stillParked", contains(unroutable.id()));
+                .body("republished", equalTo(0)).body("stillParked.eventId", contains(unroutable.id()))
+                .body("stillParked[0].reason", containsString("unroutable"));
 
         QueueProbe late = QueueProbe.bind("relay-test.late-binding", "unbound", "NobodyListens");
         given().post("/parked/republish").then().statusCode(200).body("republished", equalTo(1));
