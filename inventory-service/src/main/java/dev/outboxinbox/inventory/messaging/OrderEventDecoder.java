@@ -1,22 +1,23 @@
 package dev.outboxinbox.inventory.messaging;
 
 import dev.outboxinbox.events.EventSchema;
-import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.inbox.MessageDecoder;
 import dev.outboxinbox.inbox.RejectedMessageException;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
- * This consumer's half of the door (the inbox checked the envelope): the one event type it takes,
- * the JSON Schema of that version, and that the payload's event id is the message id.
+ * This consumer's half of the door (the inbox checked the envelope): the event types it takes (an
+ * order's: OrderCreated, OrderCancelled), the JSON Schema of that version, and that the payload's
+ * event id is the message id.
  */
 @ApplicationScoped
-class OrderCreatedDecoder implements MessageDecoder<OrderCreated> {
+class OrderEventDecoder implements MessageDecoder<OrderEvent> {
 
     @Override
-    public OrderCreated decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
+    public OrderEvent decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
         try {
-            return EventSchema.decode(messageId, type, schemaVersion, body, OrderCreated.class);
+            return EventSchema.decode(messageId, type, schemaVersion, body, OrderEvent.class);
         } catch (EventSchema.InvalidEventException e) {
             throw new RejectedMessageException(e.getMessage());
         }
