@@ -6,7 +6,9 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.MessageHeaders;
+import dev.outboxinbox.events.OrderCancelled;
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.testing.RealServices;
 import java.time.Duration;
@@ -28,19 +30,24 @@ final class Broker {
                 List.of(new OrderCreated.Line(sku, quantity)), Instant.now());
     }
 
-    static AMQP.BasicProperties.Builder propertiesOf(OrderCreated event) {
+    static OrderCancelled cancellation(OrderCreated order) {
+        return new OrderCancelled(UUID.randomUUID(), order.orderId(), Instant.now());
+    }
+
+    static AMQP.BasicProperties.Builder propertiesOf(OrderEvent event) {
         Map<String, Object> headers = new HashMap<>();
-        headers.put(MessageHeaders.SCHEMA_VERSION, OrderCreated.SCHEMA_VERSION);
+        headers.put(MessageHeaders.SCHEMA_VERSION, event.schemaVersion());
         headers.put(MessageHeaders.AGGREGATE_TYPE, "orders");
         headers.put(MessageHeaders.AGGREGATE_ID, event.orderId().toString());
         headers.put(MessageHeaders.COMMITTED_AT, System.currentTimeMillis());
         return new AMQP.BasicProperties.Builder()
-                .messageId(event.eventId().toString()).type(OrderCreated.TYPE)
+                .messageId(event.eventId().toString()).type(event.eventType())
                 .contentType("application/json").deliveryMode(2).headers(headers);
     }
 
-    static void publish(OrderCreated event) {
-        publish(propertiesOf(event).build(), EventJson.write(event).getBytes());
+    /** As the relay publishes an order's event: routing key its type, partition key (aggregate-id) the order's id. */
+    static void publish(OrderEvent event) {
+        publish(Topology.ORDERS_EXCHANGE, event.eventType(), propertiesOf(event).build(), EventJson.write(event).getBytes());
     }
 
     static void publish(AMQP.BasicProperties properties, byte[] body) {

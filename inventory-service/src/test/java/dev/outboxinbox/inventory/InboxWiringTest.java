@@ -26,7 +26,7 @@ class InboxWiringTest {
     void theInboxReadsTheContractsQueueWithItsArguments() {
         assertThat(inbox.queue()).isEqualTo(Topology.INVENTORY_QUEUE);
         assertThat(inbox.exchange()).isEqualTo(Topology.ORDERS_EXCHANGE);
-        assertThat(inbox.routingKeys()).containsExactly(Topology.INVENTORY_BINDING);
+        assertThat(inbox.routingKeys()).containsExactlyElementsOf(Topology.INVENTORY_BINDINGS);
         assertThat(inbox.deadLetterExchangeName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_EXCHANGE);
         assertThat(inbox.deadLetterQueueName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
         assertThat(inbox.retryExchangeName()).isEqualTo(Topology.INVENTORY_RETRY_EXCHANGE);

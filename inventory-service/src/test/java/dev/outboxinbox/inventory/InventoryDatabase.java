@@ -113,6 +113,30 @@ public class InventoryDatabase {
         }
     }
 
+    /** The one row the query finds, column by column. */
+    public Map<String, Object> row(String sql, Object... params) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                statement.setObject(i + 1, params[i]);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    throw new AssertionError("no row for " + sql);
+                }
+                Map<String, Object> row = new HashMap<>();
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    row.put(rs.getMetaData().getColumnLabel(i), rs.getObject(i));
+                }
+                if (rs.next()) {
+                    throw new AssertionError("more than one row for " + sql);
+                }
+                return row;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
     public void execute(String sql) {
         try (Connection c = dataSource.getConnection(); Statement statement = c.createStatement()) {
             statement.execute(sql);

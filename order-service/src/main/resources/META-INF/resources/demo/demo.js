@@ -103,6 +103,15 @@ function render(state) {
         cell(row, new Date(order.placedAt).toLocaleTimeString());
         cell(row, order.status, "status " + order.status.toLowerCase());
         cell(row, order.statusReason || "");
+        const action = document.createElement("td");
+        if (order.status === "PENDING" || order.status === "CONFIRMED") {
+            const button = document.createElement("button");
+            button.type = "button";
+            button.textContent = "Cancel";
+            button.addEventListener("click", () => cancelOrder(order.id));
+            action.appendChild(button);
+        }
+        row.appendChild(action);
         orderRows.appendChild(row);
     });
 
@@ -168,7 +177,10 @@ function describeChanges(state, duplicates, letters) {
     }
     const was = new Map((((previous.orders || {}).newest) || []).map((o) => [o.id, o.status]));
     (((state.orders || {}).newest) || []).forEach((order) => {
-        if (was.get(order.id) === "PENDING" && order.status !== "PENDING") {
+        if (was.get(order.id) === "CANCELLING" && order.status === "CANCELLED") {
+            logEvent("order " + order.id.substring(0, 8) + " CANCELLED: inventory released what it held", "good");
+        }
+        if (was.get(order.id) === "PENDING" && order.status !== "PENDING" && order.status !== "CANCELLING") {
             logEvent("order " + order.id.substring(0, 8) + " " + order.status
                 + (order.statusReason ? " (" + order.statusReason + ")" : "") + ": inventory's reply came back", "good");
         }
@@ -215,6 +227,17 @@ async function placeOrder(sku, quantity) {
         throw new Error(body.detail || body.title || ("HTTP " + response.status));
     }
     return body;
+}
+
+/** POST /orders/{id}/cancel: 202 CANCELLING until inventory releases, 409 for a rejected order. */
+async function cancelOrder(id) {
+    const response = await fetch("/orders/" + id + "/cancel", {method: "POST"});
+    const body = await response.json();
+    if (!response.ok) {
+        logEvent("order " + id.substring(0, 8) + " not cancelled: " + (body.detail || body.title), "bad");
+        return;
+    }
+    logEvent("order " + id.substring(0, 8) + " " + body.status + ": OrderCancelled is in the outbox");
 }
 
 $("order-form").addEventListener("submit", async (event) => {

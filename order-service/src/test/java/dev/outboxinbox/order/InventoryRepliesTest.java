@@ -149,7 +149,7 @@ class InventoryRepliesTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> "CONFIRMED".equals(status(placed)));
     }
 
-    private static UUID placeOrder() {
+    static UUID placeOrder() {
         return UUID.fromString(PlacingAnOrderTest.post(PlacingAnOrderTest.body("reply-" + UUID.randomUUID()))
                 .then().statusCode(201).extract().path("id"));
     }
@@ -159,7 +159,7 @@ class InventoryRepliesTest {
     }
 
     /** As outbox-relay publishes an event of inventory's outbox. */
-    private static void publish(Event event) throws Exception {
+    static void publish(Event event) throws Exception {
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
@@ -174,7 +174,7 @@ class InventoryRepliesTest {
         }
     }
 
-    private static List<GetResponse> takeDeadLetters() throws Exception {
+    static List<GetResponse> takeDeadLetters() throws Exception {
         List<GetResponse> taken = new ArrayList<>();
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
             for (GetResponse response; (response = channel.basicGet(Topology.ORDER_DEAD_LETTER_QUEUE, true)) != null; ) {

@@ -15,7 +15,8 @@ import java.util.UUID;
 @Table(name = "order_outcomes")
 public class OrderOutcome extends PanacheEntityBase {
 
-    public enum Status { RESERVED, REJECTED }
+    /** CANCELLED_FIRST: a tombstone, the cancellation arrived before the order (a reordering); it reserves nothing. */
+    public enum Status { RESERVED, REJECTED, CANCELLED_FIRST }
 
     @Id
     @Column(name = "order_id")

@@ -11,6 +11,7 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -29,7 +30,13 @@ public class ProductResource {
     public record ProductView(String sku, String name, int onHand, int reserved, int available) {
     }
 
-    public record ReservationView(UUID orderId, OrderOutcome.Status status, String reason, List<Line> lines) {
+    /**
+     * @param lines       what the order reserved (kept after a cancellation, as history)
+     * @param cancelledAt when its cancellation was applied, or null
+     * @param released    what the cancellation gave back (empty when nothing was reserved, or not cancelled)
+     */
+    public record ReservationView(UUID orderId, OrderOutcome.Status status, String reason, List<Line> lines, Instant cancelledAt,
+                                  List<Line> released) {
         public record Line(String sku, int quantity) {
         }
     }
@@ -92,11 +99,25 @@ public class ProductResource {
     public ReservationView reservation(@RestPath UUID orderId) {
         OrderOutcome outcome = OrderOutcome.<OrderOutcome>findByIdOptional(orderId)
                 .orElseThrow(() -> new NotFoundException("No event for order " + orderId + " has been processed"));
-        @SuppressWarnings("unchecked")
-        List<Object[]> lines = OrderOutcome.getEntityManager()
-                .createNativeQuery("SELECT sku, quantity FROM reservations WHERE order_id = ?1 ORDER BY sku")
+        List<?> cancelled = OrderOutcome.getEntityManager()
+                .createNativeQuery("SELECT cancelled_at FROM cancellations WHERE order_id = ?1")
                 .setParameter(1, orderId).getResultList();
-        return new ReservationView(orderId, outcome.status, outcome.reason,
-                lines.stream().map(row -> new ReservationView.Line((String) row[0], ((Number) row[1]).intValue())).toList());
+        return new ReservationView(orderId, outcome.status, outcome.reason, lines("reservations", orderId),
+                cancelled.isEmpty() ? null : instant(cancelled.get(0)), lines("releases", orderId));
+    }
+
+    private static List<ReservationView.Line> lines(String table, UUID orderId) {
+        @SuppressWarnings("unchecked")
+        List<Object[]> rows = OrderOutcome.getEntityManager()
+                .createNativeQuery("SELECT sku, quantity FROM " + table + " WHERE order_id = ?1 ORDER BY sku")
+                .setParameter(1, orderId).getResultList();
+        return rows.stream().map(row -> new ReservationView.Line((String) row[0], ((Number) row[1]).intValue())).toList();
+    }
+
+    private static Instant instant(Object value) {
+        if (value instanceof java.time.OffsetDateTime time) {
+            return time.toInstant();
+        }
+        return value instanceof java.sql.Timestamp time ? time.toInstant() : (Instant) value;
     }
 }

@@ -3,14 +3,18 @@ package dev.outboxinbox.inventory.stock;
 import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.InventoryEvent;
 import dev.outboxinbox.events.InventoryRejected;
+import dev.outboxinbox.events.InventoryReleased;
 import dev.outboxinbox.events.InventoryReserved;
+import dev.outboxinbox.events.OrderCancelled;
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.inbox.BatchEffects;
 import dev.outboxinbox.inbox.DeduplicationGuard;
 import dev.outboxinbox.inbox.InboxMessage;
 import dev.outboxinbox.outbox.EventIds;
 import dev.outboxinbox.outbox.OutboxMessage;
 import dev.outboxinbox.outbox.OutboxWriter;
+import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -35,11 +39,17 @@ import java.util.UUID;
 import org.hibernate.Session;
 
 /**
- * The business effect of orders: for each, every line reserved, or none and the order rejected,
- * and the decision told back to order-service ({@link InventoryReserved} / {@link InventoryRejected}
- * in this service's outbox, in the same transaction as the inbox row and the stock). A batch of
- * orders costs six statements with the inbox's (lock the products, claim each order with its
- * decision, update the stock, insert the reservations, insert the replies), not six per order.
+ * The business effect of an order's events: for each OrderCreated, every line reserved, or none and
+ * the order rejected; for each OrderCancelled, what the order reserved released ({@link StockReleases}).
+ * Each is told back to order-service ({@link InventoryReserved} / {@link InventoryRejected} /
+ * {@link InventoryReleased} in this service's outbox, in the same transaction as the inbox row and the
+ * stock). A batch of orders costs six statements with the inbox's (lock the products, claim each
+ * order with its decision, update the stock, insert the reservations, insert the replies), not six
+ * per order.
+ *
+ * <p>A batch is applied in the order it arrived, a run of one event type at a time: an order's
+ * cancellation behind its creation in the same batch sees the reservation it releases, and one in
+ * front of it (a reordering) leaves the tombstone that the creation then finds.
  *
  * <p>{@code MANDATORY}: it only runs inside the inbox handler's transaction, after the message ids
  * were claimed, so no caller can apply an effect that bypasses deduplication.
@@ -48,17 +58,22 @@ import org.hibernate.Session;
  * event is valid; we cannot serve it). It is acked, not dead-lettered.
  */
 @ApplicationScoped
-public class StockReservations implements BatchEffects<OrderCreated> {
+public class StockReservations implements BatchEffects<OrderEvent> {
+
+    /** What a creation that arrives after its order's cancellation (a tombstone) does: nothing. */
+    static final String AFTER_CANCELLATION = "AFTER_CANCELLATION";
 
     private final EntityManager em;
     private final OutboxWriter outbox;
     /** Off only for the fault-injection negative control ({@code inbox.unsafe.disable-deduplication}). */
     private final boolean guardEffect;
+    private final StockReleases releases;
 
     StockReservations(EntityManager em, OutboxWriter outbox, DeduplicationGuard deduplication) {
         this.em = em;
         this.outbox = outbox;
         this.guardEffect = deduplication.deduplicating();
+        this.releases = new StockReleases(guardEffect);
     }
 
     /** @param traceparent the trace of the message that decided it: the reply continues it */
@@ -67,17 +82,54 @@ public class StockReservations implements BatchEffects<OrderCreated> {
     }
 
     /**
-     * @return per message id, the status it decided ({@code RESERVED} or {@code REJECTED}); a message
-     *         whose order already had an outcome (another message id for the same order) is absent:
-     *         it changed nothing
+     * @return per message id, what it did: {@code RESERVED} or {@code REJECTED} for a creation
+     *         ({@value #AFTER_CANCELLATION} when its order's cancellation came first), for a cancellation
+     *         {@code RELEASED}, {@code NOTHING_RESERVED} or {@code CANCELLED_FIRST}; a message whose order
+     *         already had that effect (another message id for the same order) is absent: it changed nothing
      */
     @Override
     @Transactional(Transactional.TxType.MANDATORY)
-    public Map<String, String> apply(List<InboxMessage<OrderCreated>> fresh) {
-        List<Decision> decisions = new ArrayList<>();
-        Map<String, String> statuses = em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, fresh, decisions));
-        outbox.appendAll(decisions.stream().map(StockReservations::reply).toList());
+    public Map<String, String> apply(List<InboxMessage<OrderEvent>> fresh) {
+        Map<String, String> statuses = new LinkedHashMap<>();
+        int start = 0;
+        while (start < fresh.size()) {
+            boolean creations = fresh.get(start).payload() instanceof OrderCreated;
+            int end = start + 1;
+            while (end < fresh.size() && (fresh.get(end).payload() instanceof OrderCreated) == creations) {
+                end++;
+            }
+            List<InboxMessage<OrderEvent>> run = fresh.subList(start, end);
+            if (creations) {
+                reserveAll(narrow(run, OrderCreated.class), statuses);
+            } else {
+                releaseAll(narrow(run, OrderCancelled.class), statuses);
+            }
+            start = end;
+        }
         return statuses;
+    }
+
+    private void reserveAll(List<InboxMessage<OrderCreated>> orders, Map<String, String> statuses) {
+        List<Decision> decisions = new ArrayList<>();
+        statuses.putAll(em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, orders, decisions)));
+        outbox.appendAll(decisions.stream().map(StockReservations::reply).toList());
+    }
+
+    private void releaseAll(List<InboxMessage<OrderCancelled>> cancellations, Map<String, String> statuses) {
+        List<StockReleases.Release> released = em.unwrap(Session.class).doReturningWork(connection -> releases.release(connection, cancellations));
+        released.forEach(release -> statuses.put(release.messageId(), release.result()));
+        outbox.appendAll(released.stream().map(StockReservations::reply).toList());
+    }
+
+    private static <E extends OrderEvent> List<InboxMessage<E>> narrow(List<InboxMessage<OrderEvent>> run, Class<E> type) {
+        return run.stream().map(m -> new InboxMessage<>(m.messageId(), m.type(), type.cast(m.payload()), m.traceparent())).toList();
+    }
+
+    /** What order-service learns of a cancellation: what was released, maybe nothing. */
+    private static OutboxMessage reply(StockReleases.Release release) {
+        InventoryReleased event = new InventoryReleased(EventIds.next(), release.orderId(), release.lines(), Instant.now());
+        return new OutboxMessage(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
+                event.schemaVersion(), EventJson.write(event), release.traceparent(), event.occurredAt());
     }
 
     /** The decision as order-service learns it: a new event, of inventory, about the order. */
@@ -93,7 +145,7 @@ public class StockReservations implements BatchEffects<OrderCreated> {
 
     /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */
     @Override
-    public InboxMessage<OrderCreated> probe() {
+    public InboxMessage<OrderEvent> probe() {
         @SuppressWarnings("unchecked")
         List<String> skus = em.createNativeQuery(
                 "SELECT sku FROM products WHERE on_hand > reserved ORDER BY sku LIMIT 1").getResultList();
@@ -119,6 +171,7 @@ public class StockReservations implements BatchEffects<OrderCreated> {
         List<InboxMessage<OrderCreated>> owned = candidates.values().stream()
                 .filter(event -> claimed.contains(event.payload().orderId())).toList();
         if (owned.size() < candidates.size()) {
+            afterCancellation(connection, candidates.values(), claimed, statuses);
             // Some order was decided before, under another message id: its stock stays free for the
             // others, so decide the owned ones again from the same locked stock, and correct their rows.
             List<Decision> redecided = decide(owned, stock);
@@ -174,7 +227,10 @@ public class StockReservations implements BatchEffects<OrderCreated> {
                     AS c(order_id, status, reason, message_id)
                 ON CONFLICT (order_id) %s
                 RETURNING order_id""".formatted(guardEffect ? "DO NOTHING"
-                : "DO UPDATE SET message_id = excluded.message_id, status = excluded.status, reason = excluded.reason"))) {
+                // Without deduplication a repeated creation decides again (visibly), but a tombstone is the
+                // cancellation's, not a duplicate's: it still holds.
+                : "DO UPDATE SET message_id = excluded.message_id, status = excluded.status, reason = excluded.reason"
+                        + " WHERE order_outcomes.status <> 'CANCELLED_FIRST'"))) {
             claim.setTimestamp(1, Timestamp.from(Instant.now()));
             claim.setArray(2, connection.createArrayOf("uuid", decisions.stream().map(Decision::orderId).toArray()));
             claim.setArray(3, connection.createArrayOf("text", decisions.stream().map(d -> d.status().name()).toArray()));
@@ -187,6 +243,30 @@ public class StockReservations implements BatchEffects<OrderCreated> {
             }
         }
         return claimed;
+    }
+
+    /**
+     * The orders not claimed whose outcome is a tombstone: their cancellation arrived first (a
+     * reordering, logged). They reserve nothing and send no reply (the release already told
+     * order-service); acknowledged as {@value #AFTER_CANCELLATION}, not as duplicates.
+     */
+    private static void afterCancellation(Connection connection, Collection<InboxMessage<OrderCreated>> candidates, Set<UUID> claimed,
+            Map<String, String> statuses) throws SQLException {
+        Map<UUID, InboxMessage<OrderCreated>> unclaimed = new HashMap<>();
+        candidates.stream().filter(event -> !claimed.contains(event.payload().orderId()))
+                .forEach(event -> unclaimed.put(event.payload().orderId(), event));
+        try (PreparedStatement select = connection.prepareStatement(
+                "SELECT order_id FROM order_outcomes WHERE order_id = ANY(?) AND status = 'CANCELLED_FIRST'")) {
+            select.setArray(1, connection.createArrayOf("uuid", unclaimed.keySet().toArray()));
+            try (ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    InboxMessage<OrderCreated> late = unclaimed.get(rs.getObject(1, UUID.class));
+                    Log.warnf("Order %s arrived (%s) after its cancellation (a reordering): it reserves nothing",
+                            late.payload().orderId(), late.messageId());
+                    statuses.put(late.messageId(), AFTER_CANCELLATION);
+                }
+            }
+        }
     }
 
     /** The rare second pass: the owned orders whose decision (status or reason) changed once the others' claims failed. */

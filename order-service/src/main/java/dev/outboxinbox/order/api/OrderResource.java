@@ -1,9 +1,11 @@
 package dev.outboxinbox.order.api;
 
+import dev.outboxinbox.order.domain.CancelledOrder;
 import dev.outboxinbox.order.domain.OrderLine;
 import dev.outboxinbox.order.domain.OrderService;
 import dev.outboxinbox.order.domain.OrderView;
 import dev.outboxinbox.order.domain.PlaceOrder;
+import dev.outboxinbox.order.domain.OrderStatus;
 import dev.outboxinbox.order.domain.PlacedOrder;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -69,6 +71,24 @@ public class OrderResource {
     @Path("/{id}")
     public OrderView get(@RestPath UUID id) {
         return orders.find(id);
+    }
+
+    /**
+     * Cancels an order: inventory releases what it reserved, and the order ends CANCELLED. Idempotent,
+     * no key needed (the order's id is the key): {@code 202 Accepted} with the order, CANCELLING, while
+     * inventory has not answered, whether this request cancelled it or an earlier one did; {@code 200}
+     * once it is CANCELLED. {@code Idempotent-Replayed: true} when an earlier request had cancelled it
+     * (nothing was written). A rejected order is a {@code 409}; an unknown one a {@code 404}.
+     */
+    @POST
+    @Path("/{id}/cancel")
+    public Response cancel(@RestPath UUID id, HttpHeaders headers) {
+        CancelledOrder cancelled = orders.cancel(id, traceparent(headers));
+        metrics.cancelled(cancelled.requestedNow());
+        return Response.status(cancelled.order().status() == OrderStatus.CANCELLED ? Response.Status.OK : Response.Status.ACCEPTED)
+                .header(IDEMPOTENT_REPLAYED, !cancelled.requestedNow())
+                .entity(cancelled.order())
+                .build();
     }
 
     /**

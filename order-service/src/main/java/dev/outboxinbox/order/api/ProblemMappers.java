@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.outboxinbox.order.domain.IdempotencyKeyReusedException;
+import dev.outboxinbox.order.domain.OrderNotCancellableException;
 import dev.outboxinbox.order.domain.OrderNotFoundException;
 import io.quarkus.logging.Log;
 import jakarta.validation.ConstraintViolation;
@@ -66,6 +67,11 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response notFound(OrderNotFoundException e) {
         return Problem.response(404, "Order not found", e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response notCancellable(OrderNotCancellableException e) {
+        return Problem.response(409, "Order cannot be cancelled", e.getMessage());
     }
 
     @ServerExceptionMapper

@@ -35,7 +35,10 @@ public class Order extends PanacheEntityBase {
     @Column(name = "placed_at", nullable = false)
     public Instant placedAt;
 
-    /** PENDING until inventory's reply; then CONFIRMED or REJECTED, once ({@code InventoryReplies}). */
+    /**
+     * PENDING until inventory's reply; then CONFIRMED or REJECTED, once ({@code InventoryReplies}).
+     * CANCELLING from a cancel request ({@link OrderService#cancel}), CANCELLED at inventory's release.
+     */
     @Enumerated(EnumType.STRING)
     @Column(nullable = false)
     public OrderStatus status = OrderStatus.PENDING;
@@ -45,6 +48,12 @@ public class Order extends PanacheEntityBase {
 
     @Column(name = "decided_at")
     public Instant decidedAt;
+
+    @Column(name = "cancel_requested_at")
+    public Instant cancelRequestedAt;
+
+    @Column(name = "cancelled_at")
+    public Instant cancelledAt;
 
     protected Order() {
     }

@@ -1,12 +1,14 @@
 package dev.outboxinbox.order.domain;
 
 import dev.outboxinbox.events.EventJson;
+import dev.outboxinbox.events.OrderCancelled;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.outbox.EventIds;
 import dev.outboxinbox.outbox.OutboxMessage;
 import dev.outboxinbox.outbox.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
@@ -18,9 +20,10 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * Places orders. The order and the event that announces it are written in one transaction:
- * both commit or neither does, so no order exists without its event and no event without its order.
- * This class never talks to the broker; outbox-relay does, from the WAL.
+ * Places and cancels orders. The order and the event that announces it are written in one
+ * transaction: both commit or neither does, so no order exists without its event and no event
+ * without its order; likewise a cancellation and its OrderCancelled. This class never talks to the
+ * broker; outbox-relay does, from the WAL.
  */
 @ApplicationScoped
 public class OrderService {
@@ -53,6 +56,34 @@ public class OrderService {
                 command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity)).toList(), now),
                 command.traceparent()));
         return new PlacedOrder(OrderView.of(order), false);
+    }
+
+    /**
+     * Cancels an order: PENDING or CONFIRMED → CANCELLING, and OrderCancelled in the outbox, in one
+     * transaction. The order's row is locked first ({@code SELECT … FOR UPDATE}), so of two concurrent
+     * requests the second waits, then finds CANCELLING and writes nothing: one event per order, however
+     * often the client retries. CANCELLING or CANCELLED already: the order as it is, nothing written.
+     *
+     * @throws OrderNotFoundException      no such order
+     * @throws OrderNotCancellableException inventory rejected the order: nothing is held to release
+     */
+    @Transactional
+    public CancelledOrder cancel(UUID id, Optional<String> traceparent) {
+        Order order = Order.<Order>findByIdOptional(id, LockModeType.PESSIMISTIC_WRITE).orElseThrow(() -> new OrderNotFoundException(id));
+        if (order.status.cancelled()) {
+            return new CancelledOrder(OrderView.of(order), false);
+        }
+        if (!order.status.cancellable()) {
+            throw new OrderNotCancellableException(id);
+        }
+        Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
+        order.status = OrderStatus.CANCELLING;
+        order.cancelRequestedAt = now;
+        // Flushed first, like the order at its creation: the status change and its event commit together.
+        order.persistAndFlush();
+        // The order's id as the aggregate id, like OrderCreated: the same partition at inventory, behind the creation.
+        outbox.append(outboxMessage(new OrderCancelled(EventIds.next(), id, now), traceparent));
+        return new CancelledOrder(OrderView.of(order), true);
     }
 
     /** The event as the relay publishes it: to the exchange {@code orders}, routing key its type, message id its id. */

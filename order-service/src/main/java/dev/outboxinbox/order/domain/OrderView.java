@@ -8,7 +8,7 @@ import java.util.UUID;
 /** An order as the API shows it: a snapshot taken inside the transaction, never the entity itself. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record OrderView(UUID id, String customerId, List<Line> lines, Instant placedAt, OrderStatus status,
-                        String statusReason, Instant decidedAt) {
+                        String statusReason, Instant decidedAt, Instant cancelRequestedAt, Instant cancelledAt) {
 
     public record Line(String sku, int quantity) {
     }
@@ -16,6 +16,6 @@ public record OrderView(UUID id, String customerId, List<Line> lines, Instant pl
     static OrderView of(Order order) {
         return new OrderView(order.id, order.customerId,
                 order.lines.stream().map(line -> new Line(line.sku, line.quantity)).toList(), order.placedAt,
-                order.status, order.statusReason, order.decidedAt);
+                order.status, order.statusReason, order.decidedAt, order.cancelRequestedAt, order.cancelledAt);
     }
 }

@@ -23,8 +23,10 @@ public final class EventSchema {
 
     private static final Map<String, EventSchema> KNOWN = Stream.of(
                     load(OrderCreated.TYPE, OrderCreated.SCHEMA_VERSION, OrderCreated.class),
+                    load(OrderCancelled.TYPE, OrderCancelled.SCHEMA_VERSION, OrderCancelled.class),
                     load(InventoryReserved.TYPE, InventoryReserved.SCHEMA_VERSION, InventoryReserved.class),
-                    load(InventoryRejected.TYPE, InventoryRejected.SCHEMA_VERSION, InventoryRejected.class))
+                    load(InventoryRejected.TYPE, InventoryRejected.SCHEMA_VERSION, InventoryRejected.class),
+                    load(InventoryReleased.TYPE, InventoryReleased.SCHEMA_VERSION, InventoryReleased.class))
             .collect(Collectors.toUnmodifiableMap(schema -> key(schema.type, schema.version), schema -> schema));
 
     private final String type;

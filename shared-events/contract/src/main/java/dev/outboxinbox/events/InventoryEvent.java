@@ -4,11 +4,12 @@ import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.util.UUID;
 
 /**
- * What inventory decided for an order, published to the exchange {@value #AGGREGATE_TYPE}: the
- * reply to {@link OrderCreated}. Written by inventory-service to its own outbox in the transaction
- * that records the OrderCreated message in its inbox and changes the stock.
+ * What inventory did about an order, published to the exchange {@value #AGGREGATE_TYPE}: the reply
+ * to {@link OrderCreated} (reserved or rejected) or to {@link OrderCancelled} (released). Written by
+ * inventory-service to its own outbox in the transaction that records the order's message in its
+ * inbox and changes the stock.
  */
-public sealed interface InventoryEvent extends Event permits InventoryReserved, InventoryRejected {
+public sealed interface InventoryEvent extends Event permits InventoryReserved, InventoryRejected, InventoryReleased {
 
     String AGGREGATE_TYPE = "inventory";
 

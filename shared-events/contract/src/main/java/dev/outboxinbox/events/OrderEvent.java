@@ -3,8 +3,12 @@ package dev.outboxinbox.events;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.util.UUID;
 
-/** Every event an order publishes, to the exchange {@value #AGGREGATE_TYPE}. */
-public sealed interface OrderEvent extends Event permits OrderCreated {
+/**
+ * Every event an order publishes, to the exchange {@value #AGGREGATE_TYPE}, keyed by the order's id
+ * (the aggregate id, which picks a consumer's partition): all of one order's events travel in one
+ * partition, in the order order-service committed them.
+ */
+public sealed interface OrderEvent extends Event permits OrderCreated, OrderCancelled {
 
     String AGGREGATE_TYPE = "orders";
 

@@ -35,7 +35,9 @@ public final class Topology {
      * the events of one order are applied in the order they were published, however many instances run.
      */
     public static final String INVENTORY_QUEUE = "inventory.orders";
-    /** What inventory-service binds its partitions' exchange with. */
+    /** What inventory-service binds its partitions' exchange with: an order's creation and its cancellation. */
+    public static final List<String> INVENTORY_BINDINGS = List.of(OrderCreated.TYPE, OrderCancelled.TYPE);
+    /** The first of {@link #INVENTORY_BINDINGS}, the binding of OrderCreated (the chaos run unbinds it to make events unroutable). */
     public static final String INVENTORY_BINDING = OrderCreated.TYPE;
     /** 6 splits evenly over 1, 2, 3 and 6 instances. Fixed for the life of the queues (it re-hashes the orders). */
     public static final int INVENTORY_PARTITIONS = 6;
@@ -71,7 +73,8 @@ public final class Topology {
     /** order-service's queue of inventory's replies: quorum, dead-lettered like inventory's. */
     public static final String ORDER_REPLIES_QUEUE = "order.inventory-replies";
     /** What order-service binds its queue with. */
-    public static final List<String> ORDER_REPLIES_BINDINGS = List.of(InventoryReserved.TYPE, InventoryRejected.TYPE);
+    public static final List<String> ORDER_REPLIES_BINDINGS = List.of(InventoryReserved.TYPE, InventoryRejected.TYPE,
+            InventoryReleased.TYPE);
     public static final String ORDER_DEAD_LETTER_EXCHANGE = "order.dead-letter";
     public static final String ORDER_DEAD_LETTER_QUEUE = "order.inventory-replies.dead-letter";
     /** Through which a dead reply is sent back to {@value #ORDER_REPLIES_QUEUE} alone. */
