@@ -38,7 +38,7 @@ class BrokerRefusalIT {
     static final String USER = "relay-refusal-test";
     private static final String PASSWORD = "relay-refusal-secret";
     /** The relay's own exchanges, and {@code nowrite}, which it may declare but not publish to. */
-    private static final String CONFIGURE = "^(orders|outbox-relay\\.parked|nowrite|unbound)$";
+    private static final String CONFIGURE = "^(orders|outbox-relay\\.parked|nowrite|wrongtype|unbound)$";
     private static final String WRITE = "^(orders|outbox-relay\\.parked|unbound)$";
     private static final String READ = "^outbox-relay\\.parked$";
 
