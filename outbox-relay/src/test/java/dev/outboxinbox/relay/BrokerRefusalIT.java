@@ -88,6 +88,9 @@ class BrokerRefusalIT {
         System.out.printf("[refused] the orders behind three refused events arrived %.1f s after they were written%n",
                 (System.nanoTime() - start) / 1e9);
         await().atMost(Duration.ofSeconds(10)).until(() -> RelayFixture.slotConfirmedPast(noWrite.walPositionBeforeCommit()));
+        // The refusals closed their exchanges' channels only: the orders' confirms were untouched, nothing was sent twice.
+        orders.awaitAll(behind);
+        assertThat(orders.messageIds()).containsExactlyInAnyOrderElementsOf(behind);
 
         // GET /parked: each one, with what the broker said.
         JsonNode parked = JSON.readTree(get("/parked").body());
