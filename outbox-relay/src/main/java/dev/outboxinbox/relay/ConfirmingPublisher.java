@@ -13,6 +13,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,8 +34,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * fails the batch, to be retried whole. A broker that <em>refuses one exchange</em> ({@link BrokerRefusal}:
  * no permission to declare or write it, or it exists with another type) closes only the channel it
  * was asked on; the events for that exchange are parked like unroutable ones and the rest go on.
- * Exchanges are declared on a throwaway channel for that reason, and a publishing channel closed by
- * a refusal is replaced, never taken for an outage.
+ * Exchanges are declared on a throwaway channel for that reason, and each exchange is published to
+ * on a channel of its own: a channel closed by a refusal is that exchange's, replaced, never taken
+ * for an outage. (So events for different exchanges are not ordered among themselves; those for one
+ * exchange are.)
  *
  * <p>The client's automatic recovery is off on purpose: confirms outstanding on a lost channel
  * can never arrive, so a lost connection fails the batch and the next attempt opens a fresh one.
@@ -57,8 +60,8 @@ class ConfirmingPublisher {
     private final ReentrantLock lock = new ReentrantLock();
     /** Exchanges declared on the current connection; under the lock. */
     private final Set<String> declaredExchanges = new HashSet<>();
-    /** The publishing channel; under the lock. */
-    private ConfirmChannel channel;
+    /** A publishing channel per exchange, so that a refusal closes only its exchange's; under the lock. */
+    private final Map<String, ConfirmChannel> channels = new HashMap<>();
     private volatile Connection connection;
     /** What the broker said when it blocked publishing (connection.blocked), until it unblocks or a batch is confirmed. */
     private volatile String blocked;
@@ -252,62 +255,71 @@ class ConfirmingPublisher {
     }
 
     /**
-     * Sends the messages to their exchanges; the ones that cannot go (returned as unroutable, or their
-     * exchange refused) are returned with the reason, for the caller to park. A channel closed by a
-     * refusal is replaced and the messages it had not confirmed are sent again on the new one, without
-     * the refused exchange's: they may arrive twice (consumers deduplicate), never not at all.
+     * Sends the messages to their exchanges, each exchange's on a channel of its own, all in flight
+     * together; the ones that cannot go (returned as unroutable, or their exchange refused) come back
+     * with the reason, for the caller to park. A refusal closes only its exchange's channel: the other
+     * exchanges' messages and confirms are untouched, and of the refused exchange's, those the broker
+     * had confirmed before it said no are in a queue, the rest are parked. An exchange deleted since it
+     * was declared (404) is declared again and its unconfirmed messages sent once more.
      */
     private List<BatchConfirms.Returned> deliver(List<OutboundMessage> messages)
             throws IOException, TimeoutException, InterruptedException, PublishFailedException {
+        Map<String, List<OutboundMessage>> pending = new LinkedHashMap<>();
+        messages.forEach(m -> pending.computeIfAbsent(m.exchange(), exchange -> new ArrayList<>()).add(m));
         Map<String, String> refused = new LinkedHashMap<>();
         Set<String> delivered = new HashSet<>();
         List<BatchConfirms.Returned> undeliverable = new ArrayList<>();
-        List<OutboundMessage> pending = messages;
-        int maxRounds = (int) messages.stream().map(OutboundMessage::exchange).distinct().count() + 2;
-        for (int round = 1; !pending.isEmpty(); round++) {
-            ConfirmChannel ch = channel();
-            List<OutboundMessage> sending = new ArrayList<>(pending.size());
-            for (OutboundMessage message : pending) {
-                String exchange = message.exchange();
-                if (!refused.containsKey(exchange) && !declaredExchanges.contains(exchange)) {
-                    BrokerRefusal refusal = declare(exchange);
-                    if (refusal != null) {
+        for (int attempt = 1; !pending.isEmpty(); attempt++) {
+            Map<String, BatchConfirms> inFlight = new LinkedHashMap<>();
+            for (Map.Entry<String, List<OutboundMessage>> group : pending.entrySet()) {
+                String exchange = group.getKey();
+                BrokerRefusal refusal = declaredExchanges.contains(exchange) ? null : declare(exchange);
+                if (refusal != null) {
+                    refused.put(exchange, refusal.text());
+                    group.getValue().forEach(m -> undeliverable.add(refusedReturn(m, refusal)));
+                    continue;
+                }
+                BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
+                inFlight.put(exchange, confirms);
+                publishAll(channelFor(exchange), confirms, group.getValue());
+            }
+            Map<String, List<OutboundMessage>> again = new LinkedHashMap<>();
+            for (Map.Entry<String, BatchConfirms> sent : inFlight.entrySet()) {
+                String exchange = sent.getKey();
+                BatchConfirms confirms = sent.getValue();
+                try {
+                    undeliverable.addAll(awaitConfirms(exchange, confirms));
+                    delivered.add(exchange);
+                } catch (PublishFailedException e) {
+                    BrokerRefusal refusal = e.refusal();
+                    if (refusal == null) {
+                        throw e; // not this exchange's fault: an outage, the whole batch waits
+                    }
+                    discardChannel(exchange);
+                    undeliverable.addAll(confirms.returnedSoFar());
+                    List<OutboundMessage> unconfirmed = pending.get(exchange).stream().filter(m -> !confirms.acked(m)).toList();
+                    if (refusal.code() == com.rabbitmq.client.AMQP.NOT_FOUND && attempt == 1) {
+                        Log.warnf("Exchange %s was deleted since the relay declared it (%s); declaring it again", exchange, refusal);
+                        declaredExchanges.remove(exchange);
+                        again.put(exchange, unconfirmed);
+                    } else {
+                        Log.errorf("The broker refuses publishing to exchange %s (%s); its events are parked in %s",
+                                exchange, refusal, Topology.RELAY_PARKING_QUEUE);
                         refused.put(exchange, refusal.text());
+                        unconfirmed.forEach(m -> undeliverable.add(refusedReturn(m, refusal)));
                     }
                 }
-                if (refused.containsKey(exchange)) {
-                    undeliverable.add(new BatchConfirms.Returned(message, "refused by the broker: " + refused.get(exchange), true));
-                } else {
-                    sending.add(message);
-                }
             }
-            BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
-            try {
-                List<BatchConfirms.Returned> returned = send(ch, confirms, sending);
-                undeliverable.addAll(returned);
-                sending.forEach(m -> delivered.add(m.exchange()));
-                pending = List.of();
-            } catch (PublishFailedException e) {
-                BrokerRefusal refusal = e.refusal();
-                String exchange = refusal == null ? null : refusal.exchange();
-                if (exchange == null || round >= maxRounds || sending.stream().noneMatch(m -> m.exchange().equals(exchange))) {
-                    throw e;
-                }
-                discardChannel();
-                undeliverable.addAll(confirms.returnedSoFar());
-                pending = sending.stream().filter(m -> !confirms.acked(m)).toList();
-                if (refusal.code() == com.rabbitmq.client.AMQP.NOT_FOUND && declaredExchanges.remove(exchange)) {
-                    Log.warnf("Exchange %s was deleted since the relay declared it (%s); declaring it again", exchange, refusal);
-                } else {
-                    Log.errorf("The broker refuses publishing to exchange %s (%s); its events are parked in %s",
-                            exchange, refusal, Topology.RELAY_PARKING_QUEUE);
-                    refused.put(exchange, refusal.text());
-                }
-            }
+            pending.clear();
+            pending.putAll(again);
         }
         refusals.putAll(refused);
         delivered.stream().filter(exchange -> !refused.containsKey(exchange)).forEach(refusals::remove);
         return undeliverable;
+    }
+
+    private static BatchConfirms.Returned refusedReturn(OutboundMessage message, BrokerRefusal refusal) {
+        return new BatchConfirms.Returned(message, "refused by the broker: " + refusal.text(), true);
     }
 
     /** The undeliverable into the parking queue, confirmed; a failure here fails the whole batch, to be retried. */
@@ -317,32 +329,39 @@ class ConfirmingPublisher {
             return;
         }
         List<OutboundMessage> copies = undeliverable.stream().map(r -> r.message().parked(r.reason())).toList();
-        if (!send(channel(), new BatchConfirms(config.confirmWindow()), copies).isEmpty()) {
+        BatchConfirms confirms = new BatchConfirms(config.confirmWindow());
+        publishAll(channelFor(Topology.RELAY_PARKING_EXCHANGE), confirms, copies);
+        if (!awaitConfirms(Topology.RELAY_PARKING_EXCHANGE, confirms).isEmpty()) {
             throw new PublishFailedException("undeliverable events could not be parked either: "
                     + Topology.RELAY_PARKING_EXCHANGE + " routes to no queue");
         }
     }
 
-    private List<BatchConfirms.Returned> send(ConfirmChannel ch, BatchConfirms confirms, List<OutboundMessage> messages)
+    /** Publishes on the channel, which reports to {@code confirms} from now until {@link #awaitConfirms}. */
+    private void publishAll(ConfirmChannel ch, BatchConfirms confirms, List<OutboundMessage> messages)
             throws IOException, InterruptedException, PublishFailedException {
-        if (messages.isEmpty()) {
-            return List.of();
-        }
         ch.batch = confirms;
-        try {
-            for (OutboundMessage message : messages) {
-                confirms.reserve(config.confirmTimeout());
-                confirms.sent(ch.channel.getNextPublishSeqNo(), message);
-                try {
-                    ch.channel.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
-                } catch (AlreadyClosedException closed) {
-                    confirms.channelLost(closed); // closed under us (a refusal of an earlier message, say): awaitAll says why
-                    break;
-                }
+        for (OutboundMessage message : messages) {
+            confirms.reserve(config.confirmTimeout());
+            confirms.sent(ch.channel.getNextPublishSeqNo(), message);
+            try {
+                ch.channel.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());
+            } catch (AlreadyClosedException closed) {
+                confirms.channelLost(closed); // closed under us (a refusal of an earlier message, say): awaitConfirms says why
+                return;
             }
+        }
+    }
+
+    private List<BatchConfirms.Returned> awaitConfirms(String exchange, BatchConfirms confirms)
+            throws InterruptedException, PublishFailedException {
+        try {
             return confirms.awaitAll(config.confirmTimeout());
         } finally {
-            ch.batch = null;
+            ConfirmChannel ch = channels.get(exchange);
+            if (ch != null && ch.batch == confirms) {
+                ch.batch = null;
+            }
         }
     }
 
@@ -369,12 +388,14 @@ class ConfirmingPublisher {
         }
     }
 
-    private ConfirmChannel channel() throws IOException, TimeoutException {
-        if (channel != null && channel.channel.isOpen()) {
-            return channel;
+    private ConfirmChannel channelFor(String exchange) throws IOException, TimeoutException {
+        ConfirmChannel open = channels.get(exchange);
+        if (open != null && open.channel.isOpen()) {
+            return open;
         }
-        channel = new ConfirmChannel(openChannel(connection()));
-        return channel;
+        ConfirmChannel opened = new ConfirmChannel(openChannel(connection()));
+        channels.put(exchange, opened);
+        return opened;
     }
 
     private Connection connection() throws IOException, TimeoutException {
@@ -457,11 +478,11 @@ class ConfirmingPublisher {
         return new PublishFailedException(refusal != null ? "refused by the broker" : "broker unavailable", e);
     }
 
-    private void discardChannel() {
-        if (channel != null) {
-            channel.batch = null;
-            closeQuietly(channel.channel);
-            channel = null;
+    private void discardChannel(String exchange) {
+        ConfirmChannel gone = channels.remove(exchange);
+        if (gone != null) {
+            gone.batch = null;
+            closeQuietly(gone.channel);
         }
     }
 
@@ -469,10 +490,8 @@ class ConfirmingPublisher {
     private void discardConnection() {
         Connection current = connection;
         connection = null;
-        if (channel != null) {
-            channel.batch = null;
-            channel = null;
-        }
+        channels.values().forEach(ch -> ch.batch = null);
+        channels.clear();
         declaredExchanges.clear();
         if (current != null) {
             current.abort(2_000);

@@ -139,6 +139,9 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     private List<BatchConfirms.Returned> publishWholeBatch(List<OutboundMessage> messages, RelayTracing.Batch traced)
             throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
+            if (draining && attempt > 1) {
+                throw new InterruptedException("relay is stopping; the batch is left uncommitted for the next start");
+            }
             try {
                 long started = System.nanoTime();
                 List<BatchConfirms.Returned> parked = publisher.publish(messages);

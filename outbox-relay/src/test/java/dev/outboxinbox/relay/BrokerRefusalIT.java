@@ -38,7 +38,7 @@ class BrokerRefusalIT {
     static final String USER = "relay-refusal-test";
     private static final String PASSWORD = "relay-refusal-secret";
     /** The relay's own exchanges, and {@code nowrite}, which it may declare but not publish to. */
-    private static final String CONFIGURE = "^(orders|outbox-relay\\.parked|nowrite|unbound)$";
+    private static final String CONFIGURE = "^(orders|outbox-relay\\.parked|nowrite|wrongtype|unbound)$";
     private static final String WRITE = "^(orders|outbox-relay\\.parked|unbound)$";
     private static final String READ = "^outbox-relay\\.parked$";
 
@@ -88,6 +88,9 @@ class BrokerRefusalIT {
         System.out.printf("[refused] the orders behind three refused events arrived %.1f s after they were written%n",
                 (System.nanoTime() - start) / 1e9);
         await().atMost(Duration.ofSeconds(10)).until(() -> RelayFixture.slotConfirmedPast(noWrite.walPositionBeforeCommit()));
+        // The refusals closed their exchanges' channels only: the orders' confirms were untouched, nothing was sent twice.
+        orders.awaitAll(behind);
+        assertThat(orders.messageIds()).containsExactlyInAnyOrderElementsOf(behind);
 
         // GET /parked: each one, with what the broker said.
         JsonNode parked = JSON.readTree(get("/parked").body());
