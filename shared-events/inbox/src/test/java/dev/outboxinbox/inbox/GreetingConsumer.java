@@ -14,6 +14,8 @@ import javax.sql.DataSource;
  * decoder for its one event type and an {@code @Incoming @Inbox} method. A greeting that says "poison" makes its
  * transaction fail every time (the library must park it and apply the others); "no effect" changes
  * nothing (the business already had it); "refused:…" is one the business says it can never apply.
+ * A greeting in brackets is unwrapped by recursion, as a naive parser would: nested deep enough, the
+ * decoder overflows its stack (an Error, which no exception handler in the decoder's caller expects).
  */
 final class GreetingConsumer {
 
@@ -27,7 +29,12 @@ final class GreetingConsumer {
             if (!"Greeted".equals(type)) {
                 throw new RejectedMessageException("unknown event type '" + type + "'");
             }
-            return new String(body, StandardCharsets.UTF_8);
+            return body.length > 0 && body[0] == '[' ? unwrap(body, 0) : new String(body, StandardCharsets.UTF_8);
+        }
+
+        private static String unwrap(byte[] body, int depth) {
+            return body[depth] == '[' ? unwrap(body, depth + 1)
+                    : new String(body, depth, Math.max(0, body.length - 2 * depth), StandardCharsets.UTF_8);
         }
     }
 

@@ -14,20 +14,36 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
- * Sends dead letters back to this service's queue once their cause is fixed: with their message
- * id, type and headers, through its retry exchange ({@code inbox.retry-exchange}), so they reach this
- * consumer and no other subscriber. Each dead letter is removed only after the broker confirmed
- * its copy in the queue. Safe to repeat: the inbox absorbs a message that took effect meanwhile.
+ * The dead-letter queue, looked at and sent back: {@link #list()} shows what waits and why,
+ * {@link #redeliver} sends dead letters back to this service's queue once their cause is fixed, with
+ * their message id, type and headers, through its retry exchange ({@code inbox.retry-exchange}), so
+ * they reach this consumer and no other subscriber. Safe to repeat: the inbox absorbs a message that
+ * took effect meanwhile.
+ *
+ * <p>AMQP cannot read a queue without taking its messages, and a message handed back unacked counts
+ * as a delivery on a quorum queue (x-delivery-count); from RabbitMQ 4.0 a quorum queue drops a message
+ * past its delivery limit (20 by default), so a dead letter looked at 20 times would be gone. So
+ * nothing is ever handed back: each look takes every dead letter, writes a fresh copy of each back to
+ * the tail of the queue (or to the retry exchange), in order, waits until the broker confirmed every
+ * copy, and only then acks the ones it took. The queue ends as it was, its order kept. A crash
+ * between the confirms and the ack leaves each dead letter twice, never none (sent back twice, the
+ * inbox absorbs the second); one that arrives during a look lands before the copies. Only a failed
+ * look (the broker gone, a copy refused) hands what it took back unacked, counting one delivery each.
  */
 @ApplicationScoped
 public class DeadLetterRedelivery {
 
+    /** The broker's count of a message's returns to a quorum queue: a fresh copy has had none. */
+    private static final String DELIVERY_COUNT = "x-delivery-count";
     /** Headers that describe the dead-lettering, not the message: they stay behind. */
     private static final List<String> DEAD_LETTER_HEADERS = List.of(InboxHeaders.DEAD_LETTER_REASON,
             InboxHeaders.ORIGINAL_EXCHANGE, InboxHeaders.ORIGINAL_ROUTING_KEY, "x-death",
-            "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason", "x-delivery-count");
+            "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason", DELIVERY_COUNT);
+    /** How long one look waits for the broker to confirm all its copies. */
+    private static final long CONFIRM_MILLIS = 30_000;
 
     private final BrokerSettings broker;
     private final String queue;
@@ -47,7 +63,7 @@ public class DeadLetterRedelivery {
     public record DeadLetter(String messageId, String type, String reason) {
     }
 
-    /** How many messages wait in the dead-letter queue; none is moved. */
+    /** How many messages wait in the dead-letter queue; none is touched. */
     public long depth() throws Exception {
         try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-depth");
              Channel channel = connection.createChannel()) {
@@ -59,61 +75,112 @@ public class DeadLetterRedelivery {
         return deadLetterQueue;
     }
 
-    /** @return every dead letter now waiting, oldest first; none is moved */
-    public List<DeadLetter> list() throws Exception {
+    /** @return every dead letter now waiting, oldest first; each stays, in place, uncounted */
+    public synchronized List<DeadLetter> list() throws Exception {
         try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-list");
              Channel channel = connection.createChannel()) {
-            List<DeadLetter> letters = new ArrayList<>();
-            for (GetResponse letter : takeAll(channel)) {
-                Object reason = letter.getProps().getHeaders() == null ? null
-                        : letter.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON);
-                letters.add(new DeadLetter(letter.getProps().getMessageId(), letter.getProps().getType(),
-                        reason == null ? "(no reason: dead-lettered by the broker)" : reason.toString()));
-            }
-            return letters; // closing the channel puts every one back, unacked
+            Look look = new Look(channel);
+            look.writeBack(look.taken);
+            look.done();
+            return look.taken.stream().map(DeadLetterRedelivery::describe).toList();
         }
     }
 
     /**
      * @param messageId one dead letter, or all of them if empty
-     * @return the message ids sent back to the queue
+     * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
      */
-    public List<String> redeliver(Optional<String> messageId) throws Exception {
-        List<String> sent = new ArrayList<>();
+    public synchronized List<String> redeliver(Optional<String> messageId) throws Exception {
         try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-redeliver");
              Channel channel = connection.createChannel()) {
-            channel.confirmSelect();
-            boolean[] returned = {false};
-            channel.addReturnListener(r -> returned[0] = true);
-            for (GetResponse letter : takeAll(channel)) {
-                String id = letter.getProps().getMessageId();
-                if (messageId.isPresent() && !messageId.get().equals(id)) {
-                    continue; // goes back to the dead-letter queue with the channel
-                }
-                returned[0] = false;
-                channel.basicPublish(retryExchange, "", true, withoutDeadLetterHeaders(letter.getProps()),
-                        letter.getBody());
-                channel.waitForConfirmsOrDie(10_000);
-                if (returned[0]) {
-                    throw new IllegalStateException(retryExchange + " routes to no queue: is " + queue + " bound to it?");
-                }
-                channel.basicAck(letter.getEnvelope().getDeliveryTag(), false);
-                sent.add(Objects.requireNonNullElse(id, "(no message id)"));
-                Log.infof("Dead letter %s sent back to %s", id, queue);
+            Look look = new Look(channel);
+            List<GetResponse> chosen = look.taken.stream()
+                    .filter(letter -> messageId.isEmpty() || messageId.get().equals(letter.getProps().getMessageId()))
+                    .toList();
+            List<GetResponse> staying = new ArrayList<>(look.taken);
+            staying.removeAll(chosen);
+            // The others first: one sent back and parked again at once lands behind them, as it would have.
+            look.writeBack(staying);
+            // The retry exchange is a fanout bound to the queue: it routes every copy, or (unbound) none.
+            boolean routed = look.publish(retryExchange, "", chosen, DeadLetterRedelivery::withoutDeadLetterHeaders);
+            if (!routed) {
+                look.writeBack(chosen);
             }
+            look.done();
+            if (!routed) {
+                throw new IllegalStateException(retryExchange + " routes to no queue: is " + queue
+                        + " bound to it? Nothing was sent back; the dead letters stay where they were");
+            }
+            List<String> sent = chosen.stream()
+                    .map(letter -> Objects.requireNonNullElse(letter.getProps().getMessageId(), "(no message id)")).toList();
+            sent.forEach(id -> Log.infof("Dead letter %s sent back to %s", id, queue));
+            return sent;
         }
-        return sent;
     }
 
-    /** Every dead letter now waiting, unacked on this channel (so they return to the queue when it closes). */
-    private List<GetResponse> takeAll(Channel channel) throws Exception {
-        long waiting = channel.messageCount(deadLetterQueue);
-        List<GetResponse> taken = new ArrayList<>();
-        for (GetResponse letter; taken.size() < waiting
-                && (letter = channel.basicGet(deadLetterQueue, false)) != null; ) {
-            taken.add(letter);
+    /** One look at the queue on one channel: every dead letter taken unacked, acked once each has a confirmed copy. */
+    private final class Look {
+
+        private final Channel channel;
+        private final List<GetResponse> taken = new ArrayList<>();
+        private volatile boolean returned;
+
+        Look(Channel channel) throws Exception {
+            this.channel = channel;
+            channel.confirmSelect();
+            // The broker returns an unroutable mandatory message before it confirms it.
+            channel.addReturnListener(r -> returned = true);
+            long waiting = channel.messageCount(deadLetterQueue);
+            for (GetResponse letter; taken.size() < waiting
+                    && (letter = channel.basicGet(deadLetterQueue, false)) != null; ) {
+                taken.add(letter);
+            }
         }
-        return taken;
+
+        /** Fresh copies to the tail of the dead-letter queue, in their order. */
+        void writeBack(List<GetResponse> letters) throws Exception {
+            if (!publish("", deadLetterQueue, letters, DeadLetterRedelivery::asFreshCopy)) {
+                throw new IllegalStateException("the dead-letter queue " + deadLetterQueue + " took no copy (deleted meanwhile?):"
+                        + " the dead letters go back to it unacked");
+            }
+        }
+
+        /** @return whether every copy was routed; each is confirmed either way */
+        boolean publish(String exchange, String routingKey, List<GetResponse> letters,
+                        UnaryOperator<AMQP.BasicProperties> properties) throws Exception {
+            if (letters.isEmpty()) {
+                return true;
+            }
+            returned = false;
+            for (GetResponse letter : letters) {
+                channel.basicPublish(exchange, routingKey, true, properties.apply(letter.getProps()), letter.getBody());
+            }
+            channel.waitForConfirmsOrDie(CONFIRM_MILLIS);
+            return !returned;
+        }
+
+        /** Every copy is confirmed: the dead letters taken are acked, all at once. */
+        void done() throws Exception {
+            if (!taken.isEmpty()) {
+                channel.basicAck(taken.get(taken.size() - 1).getEnvelope().getDeliveryTag(), true);
+            }
+        }
+    }
+
+    private static DeadLetter describe(GetResponse letter) {
+        Object reason = letter.getProps().getHeaders() == null ? null
+                : letter.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON);
+        return new DeadLetter(letter.getProps().getMessageId(), letter.getProps().getType(),
+                reason == null ? "(no reason: dead-lettered by the broker)" : reason.toString());
+    }
+
+    private static AMQP.BasicProperties asFreshCopy(AMQP.BasicProperties properties) {
+        if (properties.getHeaders() == null || !properties.getHeaders().containsKey(DELIVERY_COUNT)) {
+            return properties;
+        }
+        Map<String, Object> headers = new HashMap<>(properties.getHeaders());
+        headers.remove(DELIVERY_COUNT);
+        return properties.builder().headers(headers).build();
     }
 
     private static AMQP.BasicProperties withoutDeadLetterHeaders(AMQP.BasicProperties properties) {

@@ -30,7 +30,7 @@ public class DeadLetterResource {
     public record Summary(String queue, long depth, List<RecentDeadLetters.Parked> recent) {
     }
 
-    /** Touches no message (unlike {@code GET /dead-letters}): safe to poll. */
+    /** Touches no message (unlike {@code GET /dead-letters}, which takes each and writes it back): safe to poll. */
     @GET
     @Path("/summary")
     public Summary summary() throws Exception {

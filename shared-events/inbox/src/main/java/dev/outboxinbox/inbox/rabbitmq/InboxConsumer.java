@@ -5,7 +5,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
-import com.rabbitmq.client.ShutdownSignalException;
 import dev.outboxinbox.inbox.Classification;
 import dev.outboxinbox.inbox.InboxBatcher;
 import dev.outboxinbox.inbox.InboxConfig;
@@ -39,6 +38,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -194,8 +194,11 @@ public class InboxConsumer {
     private void supervise() {
         long backoff = MIN_BACKOFF_MILLIS;
         while (stopping.getCount() > 0) {
+            // The session owns the connection from here: whatever fails below (a refused declaration, a
+            // refused subscription), closing the session closes its connection, channels and threads.
             try (Session opened = new Session(broker.factory().newConnection(config.consumer()))) {
                 session = opened;
+                opened.declare();
                 if (partitions == null) {
                     opened.subscribe(config.queue());
                     Log.infof("Consuming %s from %s (prefetch %d) as %s", config.queue(), broker.describe(), prefetch, config.consumer());
@@ -207,15 +210,17 @@ public class InboxConsumer {
                 backoff = MIN_BACKOFF_MILLIS;
                 String cause = opened.awaitClosed(stopping);
                 if (cause != null) {
-                    problem.set("connection lost: " + cause);
-                    Log.warnf("Connection to RabbitMQ lost (%s); unacked messages go back to the queue, reconnecting", cause);
+                    problem.set("not consuming: " + cause + "; starting again");
+                    Log.warnf("Not consuming: %s; unacked messages go back to the queue, starting again", cause);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception e) {
-                problem.set("cannot consume from " + broker.describe() + ": " + e);
-                Log.warnf("Cannot consume from RabbitMQ (%s); retrying in %d ms", e.toString(), backoff);
+                // A broker that refuses (406, 403, 404, a missing plugin) is told apart from one that is down by its words.
+                String words = BrokerErrors.describe(e);
+                problem.set("cannot consume from " + broker.describe() + ": " + words);
+                Log.warnf("Cannot consume from RabbitMQ: %s; retrying in %d ms", words, backoff);
             } finally {
                 session = null;
                 if (partitions != null) {
@@ -271,7 +276,7 @@ public class InboxConsumer {
             partitionProblem.set(null);
             describePartitions(plan.members());
         } catch (IOException e) {
-            current.fail("cannot subscribe to a partition: " + e);
+            current.fail("cannot subscribe to a partition: " + BrokerErrors.describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -351,16 +356,27 @@ public class InboxConsumer {
         private final CountDownLatch closed = new CountDownLatch(1);
         private volatile String closedBecause;
         private volatile boolean cancelled;
+        /** Set before this session closes its own connection: the channels' closes that follow are expected. */
+        private volatile boolean closing;
 
-        Session(Connection connection) throws IOException {
+        /** Takes the connection over: from here on {@link #close()} closes it, whatever fails. */
+        Session(Connection connection) {
             this.connection = connection;
-            connection.addShutdownListener(this::closed);
+            connection.addShutdownListener(cause -> {
+                if (!closing) {
+                    closed("the connection closed: " + BrokerErrors.describe(cause));
+                }
+            });
+            deadLetters = new DeadLetters(connection, config.deadLetterExchangeName(), config.deadLetterQueueName());
+        }
+
+        /** Declares the topology; a refusal closes only the declaring channel, and {@link #close()} the rest. */
+        void declare() throws IOException {
             try (Channel declaring = connection.createChannel()) {
                 TopologyDeclarer.declare(declaring, config);
             } catch (TimeoutException e) {
                 throw new IOException("closing the channel that declared the topology: " + e, e);
             }
-            deadLetters = new DeadLetters(connection, config.deadLetterExchangeName(), config.deadLetterQueueName());
         }
 
         /** Reads {@code queue} on a channel of its own, with its own prefetch. */
@@ -369,24 +385,35 @@ public class InboxConsumer {
                 return;
             }
             Channel channel = connection.createChannel();
+            Subscription subscription = new Subscription(queue, channel);
+            // Any close this session did not ask for stops the queue's consumption: by the broker (a
+            // channel error), or by the client library itself, which closes a channel whose callback
+            // threw and calls that a close by the application. Either way the session starts over.
             channel.addShutdownListener(cause -> {
-                if (!cause.isInitiatedByApplication()) {
-                    closed(cause);
+                if (!subscription.closing && !closing) {
+                    closed("the channel reading " + queue + " closed: " + BrokerErrors.describe(cause));
                 }
             });
             channel.basicQos(prefetch);
-            Subscription subscription = new Subscription(queue, channel);
             subscriptions.put(queue, subscription);
             subscription.tag = channel.basicConsume(queue, false, config.consumer(), new DefaultConsumer(channel) {
                 @Override
                 public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-                    receive(subscription, envelope, properties, body);
+                    Delivery delivery = new Delivery(subscription, envelope, properties, body);
+                    try {
+                        receive(delivery);
+                    } catch (Throwable e) {
+                        // Never out of this callback: the client would close the channel, and this queue would stop being read.
+                        Log.errorf(e, "Message %s could not be taken in; it goes back to the queue", properties.getMessageId());
+                        nack(delivery);
+                    }
                 }
 
                 @Override
                 public void handleCancel(String tag) {
-                    closed(new ShutdownSignalException(false, false, null,
-                            "the broker cancelled the consumer of " + queue + " (queue deleted?)"));
+                    if (!subscription.closing) {
+                        closed("the broker cancelled the consumer of " + queue + " (the queue was deleted?)");
+                    }
                 }
             });
         }
@@ -445,12 +472,12 @@ public class InboxConsumer {
 
         /** Ends this connection's life: the supervisor starts over with a new one. */
         void fail(String reason) {
-            closed(new ShutdownSignalException(false, false, null, reason));
+            closed(reason);
         }
 
-        private void closed(ShutdownSignalException cause) {
+        private synchronized void closed(String reason) {
             if (closedBecause == null) {
-                closedBecause = cause.getMessage();
+                closedBecause = reason;
             }
             closed.countDown();
         }
@@ -485,37 +512,69 @@ public class InboxConsumer {
             subscriptions.values().forEach(Subscription::cancel);
         }
 
-        private void receive(Subscription from, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        private void receive(Delivery delivery) {
             inFlight.incrementAndGet();
-            from.inFlight.incrementAndGet();
-            Classification classification;
+            delivery.from.inFlight.incrementAndGet();
+            AMQP.BasicProperties properties = delivery.properties;
+            Classification classification = classify(delivery);
+            Span span = Span.getInvalid();
             try {
-                classification = classifier.classify(properties.getMessageId(), properties.getType(),
-                        properties.getHeaders(), body);
-            } catch (RuntimeException e) {
-                // A message the door cannot even read would otherwise close the channel and come back forever.
-                classification = new Classification.Rejected("unreadable: " + e);
+                span = tracing.receiving(config.queue(), properties.getMessageId(), properties.getHeaders());
+                if (classification instanceof Classification.Rejected rejected) {
+                    InboxTracing.ended(span, "poison", rejected.reason());
+                    park(delivery, rejected.reason());
+                    return;
+                }
+                InboxMessage<?> message = ((Classification.Accepted) classification).message()
+                        .withTraceparent(InboxTracing.traceparent(span));
+                Span receiving = span;
+                inbox.submit(message).whenComplete((outcome, failure) -> settle(delivery, receiving, outcome, failure));
+            } catch (RuntimeException | Error e) {
+                // The door let it through: what failed is this process's part (tracing, the hand-over to the
+                // inbox), not the message's. Back to the queue for another try.
+                InboxTracing.ended(span, "requeued", e.toString());
+                throw e;
             }
-            Span span = tracing.receiving(config.queue(), properties.getMessageId(), properties.getHeaders());
-            if (classification instanceof Classification.Rejected rejected) {
-                InboxTracing.ended(span, "poison", rejected.reason());
-                park(from, envelope, properties, body, rejected.reason());
-                return;
+        }
+
+        /**
+         * The door's verdict. Whatever the decoder throws is about this message (it is a function of the
+         * message alone), Errors included: a StackOverflowError on a deeply nested body, a
+         * NoClassDefFoundError in its parser. Parked with that reason, where a person sees it and sends it
+         * back once fixed, rather than bounced until the broker's delivery limit drops it without one.
+         * An OutOfMemoryError or another VirtualMachineError is the process's state: it goes up, and the
+         * message back to the queue.
+         */
+        private Classification classify(Delivery delivery) {
+            AMQP.BasicProperties properties = delivery.properties;
+            try {
+                return classifier.classify(properties.getMessageId(), properties.getType(), properties.getHeaders(),
+                        delivery.body);
+            } catch (VirtualMachineError e) {
+                if (!(e instanceof StackOverflowError)) {
+                    throw e;
+                }
+                return new Classification.Rejected("unreadable: " + e);
+            } catch (Throwable e) {
+                return new Classification.Rejected("unreadable: " + e);
             }
-            InboxMessage<?> message = ((Classification.Accepted) classification).message()
-                    .withTraceparent(InboxTracing.traceparent(span));
-            inbox.submit(message).whenComplete((outcome, failure) -> {
+        }
+
+        /** By the inbox's outcome; whatever fails here sends the message back to the queue, never leaves it unsettled. */
+        private void settle(Delivery delivery, Span span, Outcome outcome, Throwable failure) {
+            AMQP.BasicProperties properties = delivery.properties;
+            try {
                 if (failure != null) {
                     InboxTracing.ended(span, "requeued", failure.toString());
                     Log.errorf(failure, "Message %s could not be handled; it goes back to the queue", properties.getMessageId());
-                    nack(from, envelope);
+                    nack(delivery);
                 } else if (outcome instanceof Outcome.Poison poison) {
                     InboxTracing.ended(span, "poison", poison.reason());
-                    park(from, envelope, properties, body, poison.reason());
+                    park(delivery, poison.reason());
                 } else if (outcome instanceof Outcome.Transient transientFailure) {
                     InboxTracing.ended(span, "requeued", transientFailure.reason());
                     Log.warnf("Message %s goes back to the queue: %s", properties.getMessageId(), transientFailure.reason());
-                    nack(from, envelope);
+                    nack(delivery);
                 } else {
                     if (outcome instanceof Outcome.Duplicate) {
                         // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
@@ -525,19 +584,27 @@ public class InboxConsumer {
                         committedAt(properties).ifPresent(metrics::appliedAfterCommit);
                         InboxTracing.ended(span, "applied", null);
                     }
-                    ack(from, envelope);
+                    ack(delivery);
                 }
-            });
+            } catch (Throwable e) {
+                Log.errorf(e, "Message %s could not be settled by its outcome (%s); it goes back to the queue",
+                        properties.getMessageId(), outcome);
+                nack(delivery);
+            }
         }
 
-        private void park(Subscription from, Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason) {
+        private void park(Delivery delivery, String reason) {
+            if (!delivery.settling()) {
+                return;
+            }
             metrics.poisoned();
-            submit(parking, from, envelope, () -> {
+            AMQP.BasicProperties properties = delivery.properties;
+            submit(parking, delivery, () -> {
                 for (int attempt = 1; ; attempt++) {
                     try {
-                        deadLetters.park(envelope, properties, body, reason);
+                        deadLetters.park(delivery.envelope, properties, delivery.body, reason);
                         recentDeadLetters.add(properties.getMessageId(), properties.getType(), reason);
-                        ack(from, envelope);
+                        acked(delivery);
                         return;
                     } catch (Exception e) {
                         // The copy is not safe in the dead-letter queue: keep the original. Retried here
@@ -545,7 +612,7 @@ public class InboxConsumer {
                         if (attempt >= PARK_ATTEMPTS || !connection.isOpen() || !pause(attempt)) {
                             Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue",
                                     properties.getMessageId(), e);
-                            nack(from, envelope);
+                            requeued(delivery);
                             return;
                         }
                         Log.warnf("Could not dead-letter message %s (attempt %d of %d): %s; retrying on a new channel",
@@ -566,37 +633,49 @@ public class InboxConsumer {
             }
         }
 
-        private void ack(Subscription from, Envelope envelope) {
-            submit(acks, from, envelope, () -> {
+        private void ack(Delivery delivery) {
+            if (delivery.settling()) {
+                acked(delivery);
+            }
+        }
+
+        private void nack(Delivery delivery) {
+            if (delivery.settling()) {
+                requeued(delivery);
+            }
+        }
+
+        private void acked(Delivery delivery) {
+            submit(acks, delivery, () -> {
                 try {
-                    from.channel.basicAck(envelope.getDeliveryTag(), false);
+                    delivery.from.channel.basicAck(delivery.envelope.getDeliveryTag(), false);
                 } catch (Exception e) {
-                    lost(envelope, e);
+                    lost(delivery.envelope, e);
                 } finally {
-                    settled(from);
+                    settled(delivery.from);
                 }
             });
         }
 
-        private void nack(Subscription from, Envelope envelope) {
-            submit(acks, from, envelope, () -> {
+        private void requeued(Delivery delivery) {
+            submit(acks, delivery, () -> {
                 try {
-                    from.channel.basicNack(envelope.getDeliveryTag(), false, true);
+                    delivery.from.channel.basicNack(delivery.envelope.getDeliveryTag(), false, true);
                     metrics.requeued();
                 } catch (Exception e) {
-                    lost(envelope, e);
+                    lost(delivery.envelope, e);
                 } finally {
-                    settled(from);
+                    settled(delivery.from);
                 }
             });
         }
 
-        private void submit(ExecutorService executor, Subscription from, Envelope envelope, Runnable task) {
+        private void submit(ExecutorService executor, Delivery delivery, Runnable task) {
             try {
                 executor.execute(task);
             } catch (RejectedExecutionException e) {
-                lost(envelope, e);
-                settled(from);
+                lost(delivery.envelope, e);
+                settled(delivery.from);
             }
         }
 
@@ -612,6 +691,7 @@ public class InboxConsumer {
 
         @Override
         public void close() {
+            closing = true;
             parking.shutdown();
             acks.shutdown();
             try {
@@ -637,6 +717,8 @@ public class InboxConsumer {
         private final Channel channel;
         private final AtomicInteger inFlight = new AtomicInteger();
         private volatile String tag;
+        /** Set when this instance stops reading the queue on purpose: the cancel and close that follow are expected. */
+        private volatile boolean closing;
 
         Subscription(String queue, Channel channel) {
             this.queue = queue;
@@ -654,6 +736,7 @@ public class InboxConsumer {
         }
 
         void close() {
+            closing = true;
             try {
                 if (channel.isOpen()) {
                     channel.close();
@@ -661,6 +744,28 @@ public class InboxConsumer {
             } catch (Exception e) {
                 Log.debugf("closing the channel of %s: %s", queue, e);
             }
+        }
+    }
+
+    /** One message in hand, settled once: acked, requeued, or parked and then acked. */
+    private static final class Delivery {
+
+        private final Subscription from;
+        private final Envelope envelope;
+        private final AMQP.BasicProperties properties;
+        private final byte[] body;
+        private final AtomicBoolean settling = new AtomicBoolean();
+
+        Delivery(Subscription from, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+            this.from = from;
+            this.envelope = envelope;
+            this.properties = properties;
+            this.body = body;
+        }
+
+        /** @return true the first time: the caller settles it (a second verdict, after a failure, is dropped) */
+        boolean settling() {
+            return settling.compareAndSet(false, true);
         }
     }
 

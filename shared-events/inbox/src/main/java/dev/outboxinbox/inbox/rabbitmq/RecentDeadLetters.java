@@ -9,9 +9,9 @@ import java.util.List;
 
 /**
  * The last messages this process dead-lettered, with their reasons, for a page that looks often
- * ({@code GET /dead-letters/summary}): reading the dead-letter queue itself takes its messages and
- * puts them back, which on RabbitMQ 4.x spends a delivery each time. Lost on restart; the queue is
- * the record.
+ * ({@code GET /dead-letters/summary}): reading the dead-letter queue itself takes every message and
+ * writes it back ({@link DeadLetterRedelivery}), too much for a page that polls. Lost on restart; the
+ * queue is the record.
  */
 @ApplicationScoped
 public class RecentDeadLetters {

@@ -1,0 +1,87 @@
+package dev.outboxinbox.inbox.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.inbox.InboxHeaders;
+import io.quarkus.test.common.ResourceArg;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Looking at the dead-letter queue leaves it as it was. A dead letter handed back to a quorum queue
+ * unacked counts as a delivery (x-delivery-count); from RabbitMQ 4.0 a quorum queue drops a message
+ * past 20 of them, so a dead letter looked at 20 times would be gone. Each look writes a fresh,
+ * confirmed copy back and only then acks the one it took: in place, in order, never counted.
+ */
+@QuarkusTest
+@WithTestResource(value = ConsumerTestResource.class, initArgs = {
+        @ResourceArg(name = "database", value = "inbox_dead_letter_look_test"),
+        @ResourceArg(name = "virtualHost", value = DeadLetterLookTest.VHOST)})
+class DeadLetterLookTest {
+
+    static final String VHOST = "inbox-dead-letter-look-test";
+    static final String DEAD_LETTER_QUEUE = "greetings.inbox-test.dead-letter";
+
+    private final TestBroker broker = new TestBroker(VHOST);
+
+    @Inject
+    DeadLetterRedelivery deadLetters;
+
+    @Test
+    void deadLettersLookedAtTwentyFiveTimesAreStillThereOnceInOrderAndUncounted() throws Exception {
+        List<String> ids = parkThree();
+
+        for (int look = 0; look < 25; look++) {
+            assertThat(deadLetters.list()).extracting(DeadLetterRedelivery.DeadLetter::messageId).containsExactlyElementsOf(ids);
+        }
+
+        List<GetResponse> left = broker.take(DEAD_LETTER_QUEUE);
+        System.out.printf("DeadLetterLookTest: after 25 looks, x-delivery-count %s%n", left.stream().map(DeadLetterLookTest::deliveryCount).toList());
+        assertThat(left).extracting(m -> m.getProps().getMessageId()).containsExactlyElementsOf(ids);
+        assertThat(left).extracting(DeadLetterLookTest::deliveryCount).as("x-delivery-count").containsOnlyNulls();
+        assertThat(left).allSatisfy(m -> assertThat(String.valueOf(m.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON)))
+                .isEqualTo("unknown event type 'Waved'"));
+        assertThat(left).extracting(m -> new String(m.getBody(), StandardCharsets.UTF_8)).containsExactly("wave 0", "wave 1", "wave 2");
+    }
+
+    @Test
+    void redeliveringOneDeadLetterLeavesTheOthersInPlaceUncounted() throws Exception {
+        List<String> ids = parkThree();
+
+        for (int time = 0; time < 5; time++) {
+            assertThat(deadLetters.redeliver(Optional.of("not-among-them"))).isEmpty();
+        }
+        assertThat(deadLetters.redeliver(Optional.of(ids.get(1)))).containsExactly(ids.get(1));
+        // Sent back through the retry exchange, it is parked again for the same reason: behind the others.
+        await().atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 3);
+
+        List<GetResponse> left = broker.take(DEAD_LETTER_QUEUE);
+        System.out.printf("DeadLetterLookTest: after 6 redeliveries, x-delivery-count %s%n", left.stream().map(DeadLetterLookTest::deliveryCount).toList());
+        assertThat(left).extracting(m -> m.getProps().getMessageId()).containsExactly(ids.get(0), ids.get(2), ids.get(1));
+        assertThat(left).extracting(DeadLetterLookTest::deliveryCount).as("x-delivery-count").containsOnlyNulls();
+    }
+
+    /** Three messages of a type the consumer does not know, parked in order; the dead-letter queue holds only them. */
+    private List<String> parkThree() throws Exception {
+        broker.take(DEAD_LETTER_QUEUE);
+        List<String> ids = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString(), UUID.randomUUID().toString());
+        for (int i = 0; i < ids.size(); i++) {
+            broker.publish(ids.get(i), "Waved", ("wave " + i).getBytes(StandardCharsets.UTF_8));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 3);
+        return ids;
+    }
+
+    private static Object deliveryCount(GetResponse message) {
+        return message.getProps().getHeaders() == null ? null : message.getProps().getHeaders().get("x-delivery-count");
+    }
+}
