@@ -190,6 +190,8 @@ class CancellationTest {
      * a transaction of its own on another thread, waits on a lock of the first; then the first commits.
      */
     private final class Race {
+        /** Two threads of its own: the first blocks until the second waits, whatever the machine's common pool. */
+        private final java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
         private final CompletableFuture<Outcome> first;
         private final CompletableFuture<Outcome> second;
 
@@ -204,14 +206,15 @@ class CancellationTest {
                     throw new IllegalStateException("never told to commit");
                 }
                 return outcome;
-            }));
+            }), threads);
             assertThat(applied.await(30, TimeUnit.SECONDS)).as("the first applied, not committed").isTrue();
-            second = CompletableFuture.supplyAsync(() -> handle(secondEvent));
+            second = CompletableFuture.supplyAsync(() -> handle(secondEvent), threads);
             await().atMost(Duration.ofSeconds(30)).until(() -> waitingOnLocks() > waitingBefore);
             assertThat(second).as("the second waits for the first").isNotDone();
             commit.countDown();
             first.get(30, TimeUnit.SECONDS);
             second.get(30, TimeUnit.SECONDS);
+            threads.shutdown();
         }
 
         Outcome first() {
