@@ -98,6 +98,10 @@ class InboxChannelTest {
         String id = UUID.randomUUID().toString();
         long transientBefore = metrics.transientFailures();
         long poisonBefore = metrics.poison();
+        // First one applied: the consumer is bound and reading (this test may be the first, right after the start).
+        String before = UUID.randomUUID().toString();
+        publish(before, "Greeted", 1, "before the outage");
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + before + "'") == 1);
         // The inbox table gone: every write of this consumer fails, the probe's too. An outage, no message's fault.
         execute("ALTER TABLE inbox RENAME TO inbox_away");
         try {
