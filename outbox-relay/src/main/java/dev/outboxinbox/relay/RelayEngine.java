@@ -144,6 +144,17 @@ public class RelayEngine {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            } catch (RuntimeException e) {
+                // Never let the supervisor die quietly: a relay without it would never lead again.
+                status.engineStopped("leadership: " + e);
+                Log.errorf(e, "Asking for leadership failed; asking again in %s", config.leadership().heartbeat());
+                try {
+                    Backoff.sleep(config.leadership().heartbeat());
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                continue;
             }
             if (stopping) {
                 return;

@@ -375,8 +375,10 @@ class RelayLeadership {
             try (ResultSet rs = query.executeQuery()) {
                 if (rs.next()) {
                     String name = rs.getString(1);
-                    return new Holder(name.startsWith(APPLICATION_PREFIX) ? name.substring(APPLICATION_PREFIX.length()) : name,
-                            rs.getTimestamp(2).toInstant());
+                    // Another role's session (an administrator's, holding the lock by hand) shows no backend_start.
+                    java.sql.Timestamp since = rs.getTimestamp(2);
+                    return new Holder(name == null ? "another session" : name.startsWith(APPLICATION_PREFIX)
+                            ? name.substring(APPLICATION_PREFIX.length()) : name, since == null ? null : since.toInstant());
                 }
             }
         } catch (SQLException e) {

@@ -137,7 +137,15 @@ class RelayFencingIT {
             assertThat(publishedByTheDeposed).as("events published by a relay that no longer leads").isZero();
 
             newLeader.close(); // the lock is free again: the relay leads and publishes everything
-            queue.awaitAll(ids);
+            try {
+                queue.awaitAll(ids);
+            } catch (org.awaitility.core.ConditionTimeoutException stuck) {
+                System.out.println("[fencing 2] not published after the lock was freed; the relay's threads:\n" + threads(a)
+                        + "\nsessions: " + RelayFixture.postgres().query("postgres", "SELECT string_agg(datname || ' '"
+                        + " || coalesce(application_name, '') || ' ' || state || ' ' || coalesce(wait_event_type, '') || ' '"
+                        + " || left(query, 80), E'\\n') FROM pg_stat_activity WHERE usename = '" + RelayFixture.ROLE + "'"));
+                throw stuck;
+            }
         }
     }
 
@@ -253,6 +261,18 @@ class RelayFencingIT {
         ServiceProcess relay = RelayProcess.start(own, instance + ".log");
         started.add(relay);
         return relay;
+    }
+
+    /** A thread dump of the relay, for a test that finds it stuck. */
+    private static String threads(ServiceProcess relay) {
+        try {
+            Process jcmd = new ProcessBuilder("jcmd", String.valueOf(relay.pid()), "Thread.print").redirectErrorStream(true).start();
+            String dump = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            jcmd.waitFor(10, TimeUnit.SECONDS);
+            return dump;
+        } catch (Exception e) {
+            return "no thread dump: " + e;
+        }
     }
 
     private static String health(ServiceProcess relay) {
