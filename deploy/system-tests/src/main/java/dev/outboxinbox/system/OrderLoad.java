@@ -162,8 +162,10 @@ public final class OrderLoad {
     /**
      * Whether order {@code index} is cancelled once acknowledged, and after how long: null for no
      * cancel, else the delay in ms (0 at once, half of the cancels; else 200–3,000). A SplittableRandom
-     * per order from the seed: its first draw is well mixed for small seeds too (java.util.Random's
-     * is not: seeds 0–20 give first nextDouble() values that all lie close together).
+     * per order from the seed: its first draw is well mixed for small seeds too. java.util.Random's is
+     * not: {@code new Random(seed).nextDouble()} is 0.730–0.733 for every seed from 0 to 20 (no cancel
+     * at all with a share of 0.2), and seeded with {@code seed * 1_000_003 + index} it cancels 58 of
+     * 1,200 orders for seed 12 instead of about 240.
      */
     public Long cancelPlanOf(int index) {
         if (cancelShare == 0) {
