@@ -12,7 +12,8 @@ import org.eclipse.microprofile.health.Readiness;
  * Ready only while consuming and applying: connected, topology declared, consumer registered, and
  * the inbox not held by an outage of the database. Partitioned, an instance that reads none of the
  * partitions (they are all taken) is ready too: it is the spare that takes some over. With {@code inbox.ready-only-when-consuming=false}
- * always up, the consumer's state in the data ({@code problem}).
+ * always up, the consumer's state in the data ({@code problem}): a broker that refuses the topology in
+ * its own words (406, 403, 404), a consumer that stopped naming its queue.
  */
 @Readiness
 @ApplicationScoped
