@@ -152,10 +152,10 @@ public final class ChaosRun {
                         "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084"))),
                 Duration.ofSeconds(2));
 
+        // Stock before the load: on hand never changes, reserved must end as the sum of the live orders' lines.
+        Map<String, Integer> initialOnHand = verifier.onHand();
         OrderLoad load = new OrderLoad(system.orderService(), "chaos-" + seed + "-" + System.currentTimeMillis(), seed,
-                Integer.parseInt(options.getOrDefault("attempts", "8")));
-        // INTEGRATION (issue 27 item 1): once deploy/system-tests has OrderLoad.cancelling(double share), the load cancels
-        // a seeded share of its orders: load = load.cancelling(cancelShare);  until then --cancel-share is only recorded.
+                Integer.parseInt(options.getOrDefault("attempts", "8"))).cancelling(cancelShare);
         CompletableFuture<List<OrderLoad.Request>> requests = CompletableFuture.supplyAsync(() -> load.run(orders, rate, progress::set));
 
         List<String> timeline = Collections.synchronizedList(new ArrayList<>());
@@ -189,10 +189,10 @@ public final class ChaosRun {
             target.ensureRunning();
 
             String endOfLoad = verifier.walPosition();
-            Verifier.Settling settling = verifier.awaitConvergence(endOfLoad, injections.poison().size(), bound, ChaosRun::say);
-            // INTEGRATION (issue 32 item 7): the verifier expects exactly injections.refused() among the relay's parked
-            // events (GET /parked) and every other event delivered; pass them here once Verifier.verify takes them.
-            VerificationReport report = verifier.verify(placed, injections.poison(), target.duplicatesAbsorbed(), settling, bound)
+            // The refused exchange's events are expected parked (GET /parked), every other event delivered.
+            Verifier.Expected expected = new Verifier.Expected(injections.poison(), injections.refused(), initialOnHand);
+            Verifier.Settling settling = verifier.awaitConvergence(endOfLoad, expected, bound, ChaosRun::say);
+            VerificationReport report = verifier.verify(placed, expected, target.duplicatesAbsorbed(), settling, bound)
                     .withFaults(timeline);
             reporter.shutdownNow();
             figures.close();
@@ -235,14 +235,13 @@ public final class ChaosRun {
                 return 1;
             }
             if ("order".equals(negativeControl)) {
-                long reordered = reordered(report);
+                long reordered = report.reordered();
                 if (!report.passed() && reordered > 0) {
                     say("NEGATIVE CONTROL PASSED: with each batch applied in reverse, the verifier reported %d reordered order(s), as it must",
                             reordered);
                     return 0;
                 }
-                say("NEGATIVE CONTROL FAILED: batches were applied out of order and the verifier saw %s; it cannot be trusted",
-                        reordered < 0 ? "nothing (this verifier counts no reordering yet)" : "no reordering");
+                say("NEGATIVE CONTROL FAILED: batches were applied out of order and the verifier saw no reordering; it cannot be trusted");
                 return 1;
             }
             if (!faultFailures.isEmpty()) {
@@ -252,21 +251,6 @@ public final class ChaosRun {
             return report.passed() ? 0 : 1;
         } finally {
             endOfRun(target);
-        }
-    }
-
-    /**
-     * The verifier's count of orders applied out of order ({@code VerificationReport.reordered()}, issue 27), or -1
-     * while this build's verifier has none. INTEGRATION: read by name so that this harness builds before and after the
-     * verifier's change is merged; once it is, this becomes {@code report.reordered()}.
-     */
-    private static long reordered(VerificationReport report) {
-        try {
-            return ((Number) VerificationReport.class.getMethod("reordered").invoke(report)).longValue();
-        } catch (NoSuchMethodException e) {
-            return -1;
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot read the verifier's reordered count", e);
         }
     }
 

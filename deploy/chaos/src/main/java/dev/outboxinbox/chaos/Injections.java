@@ -175,18 +175,27 @@ final class Injections {
         republished += count;
     }
 
-    /** What a mistaken deploy or a hand in the management UI does: inventory's partitions stop getting order events. */
+    /**
+     * What a mistaken deploy or a hand in the management UI does: inventory's partitions stop getting order events.
+     * Every binding goes (creations and cancellations): with only OrderCreated unbound, the relay would park an order's
+     * creation while its cancellation flowed, and inventory would see the cancellation first (a reordering this
+     * fault would cause, not the system).
+     */
     void unbindInventoryQueue() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("chaos-unbind");
              Channel channel = connection.createChannel()) {
-            channel.exchangeUnbind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+            for (String binding : Topology.INVENTORY_BINDINGS) {
+                channel.exchangeUnbind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, binding);
+            }
         }
     }
 
     void bindInventoryQueue() throws Exception {
         try (Connection connection = system.broker().connectionFactory().newConnection("chaos-bind");
              Channel channel = connection.createChannel()) {
-            channel.exchangeBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, Topology.INVENTORY_BINDING);
+            for (String binding : Topology.INVENTORY_BINDINGS) {
+                channel.exchangeBind(Topology.INVENTORY_QUEUE, Topology.ORDERS_EXCHANGE, binding);
+            }
         }
     }
 

@@ -37,7 +37,7 @@ public final class Topology {
     public static final String INVENTORY_QUEUE = "inventory.orders";
     /** What inventory-service binds its partitions' exchange with: an order's creation and its cancellation. */
     public static final List<String> INVENTORY_BINDINGS = List.of(OrderCreated.TYPE, OrderCancelled.TYPE);
-    /** The first of {@link #INVENTORY_BINDINGS}, the binding of OrderCreated (the chaos run unbinds it to make events unroutable). */
+    /** The first of {@link #INVENTORY_BINDINGS}, the binding of OrderCreated (the chaos run publishes its poison with it). */
     public static final String INVENTORY_BINDING = OrderCreated.TYPE;
     /** 6 splits evenly over 1, 2, 3 and 6 instances. Fixed for the life of the queues (it re-hashes the orders). */
     public static final int INVENTORY_PARTITIONS = 6;
