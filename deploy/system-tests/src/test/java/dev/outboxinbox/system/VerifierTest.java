@@ -51,7 +51,6 @@ class VerifierTest {
         migrate(ORDERS_DB, "shared-events/inbox/src/main/resources/db/inbox", "inbox_schema_history", Map.of());
         migrate(INVENTORY_DB, "inventory-service/src/main/resources/db/migration", "flyway_schema_history", Map.of());
         migrate(INVENTORY_DB, "shared-events/outbox/src/main/resources/db/outbox", "outbox_schema_history", outbox);
-        cancellationSchemaUntilItsMigrationsMerge();
         pg.execute(ORDERS_DB, "SELECT pg_create_logical_replication_slot('" + SLOT + "', 'pgoutput')");
         pg.execute(INVENTORY_DB, "SELECT pg_create_logical_replication_slot('" + REPLY_SLOT + "', 'pgoutput')");
         broker.recreateVirtualHost(VHOST);
@@ -594,39 +593,6 @@ class VerifierTest {
                 "refused event is not in the relay's parking queue: " + notParked,
                 "PHANTOM: a refused event took effect, e.g. [" + tookEffect + "]");
         assertThat(verifier.convergence(verifier.walPosition()).parked()).isEqualTo(4);
-    }
-
-    /**
-     * The cancellation's schema as its contract states it (order-service V6__order_cancellation.sql,
-     * inventory-service V4__cancellation.sql): added here only where those migrations are not there yet
-     * (the services' branch and this one are written side by side); once they are, this does nothing.
-     */
-    private void cancellationSchemaUntilItsMigrationsMerge() {
-        pg.execute(ORDERS_DB, """
-                DO $$
-                BEGIN
-                    IF NOT EXISTS (SELECT FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'cancel_requested_at') THEN
-                        ALTER TABLE orders DROP CONSTRAINT orders_status_check;
-                        ALTER TABLE orders ADD CONSTRAINT orders_status_check
-                                CHECK (status IN ('PENDING', 'CONFIRMED', 'REJECTED', 'CANCELLING', 'CANCELLED')),
-                            ADD COLUMN cancel_requested_at timestamptz,
-                            ADD COLUMN cancelled_at timestamptz,
-                            ADD COLUMN cancelled_by varchar(64);
-                    END IF;
-                END $$""");
-        pg.execute(INVENTORY_DB, """
-                DO $$
-                BEGIN
-                    IF to_regclass('cancellations') IS NULL THEN
-                        ALTER TABLE order_outcomes DROP CONSTRAINT order_outcomes_status_check;
-                        ALTER TABLE order_outcomes ADD CONSTRAINT order_outcomes_status_check
-                                CHECK (status IN ('RESERVED', 'REJECTED', 'CANCELLED_FIRST'));
-                        CREATE TABLE cancellations (order_id uuid PRIMARY KEY, message_id varchar(64) NOT NULL,
-                                cancelled_at timestamptz NOT NULL);
-                        CREATE TABLE releases (order_id uuid NOT NULL, sku varchar(64) NOT NULL REFERENCES products (sku),
-                                quantity integer NOT NULL CHECK (quantity > 0), PRIMARY KEY (order_id, sku));
-                    END IF;
-                END $$""");
     }
 
     /** order-service takes a cancel: CANCELLING and its OrderCancelled event, in one transaction; returns the event's id. */
