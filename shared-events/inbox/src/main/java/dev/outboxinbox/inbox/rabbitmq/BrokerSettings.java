@@ -50,6 +50,7 @@ public class BrokerSettings {
     }
 
     public String describe() {
-        return factory.getUsername() + "@" + factory.getHost() + ":" + factory.getPort() + factory.getVirtualHost();
+        String vhost = factory.getVirtualHost();
+        return factory.getUsername() + "@" + factory.getHost() + ":" + factory.getPort() + (vhost.startsWith("/") ? "" : "/") + vhost;
     }
 }
