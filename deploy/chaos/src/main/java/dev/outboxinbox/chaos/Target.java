@@ -198,8 +198,11 @@ abstract class Target {
 
         @Override
         void restartPostgres() {
-            run(Duration.ofMinutes(2), "bash", "-c",
-                    "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | sort -V | tail -n 1) main restart");
+            // pg_ctl waits 60 s by default; a fast shutdown also waits for each walsender's client to confirm, and a
+            // relay that stepped down when its leadership session was ended may hold its replication socket unread
+            // until wal_sender_timeout (60 s): give the restart 120 s rather than leave the server stopped.
+            run(Duration.ofMinutes(3), "bash", "-c",
+                    "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | sort -V | tail -n 1) main restart -- -t 120");
         }
 
         @Override
