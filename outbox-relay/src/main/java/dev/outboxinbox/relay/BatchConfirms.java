@@ -38,20 +38,28 @@ final class BatchConfirms {
     private final List<String> nacked = new ArrayList<>();
     private final List<Returned> returned = new ArrayList<>();
     private ShutdownSignalException channelLost;
+    /** Messages of the batch were never sent (the channel was gone): the batch can't be taken as confirmed. */
+    private boolean unsent;
 
     BatchConfirms(int windowSize) {
         this.window = new Semaphore(windowSize);
     }
 
-    /** Blocks while the window is full; a broker that stops confirming fails the batch instead of hanging it. */
-    void reserve(Duration timeout) throws InterruptedException, PublishFailedException {
+    /**
+     * Blocks while the window is full; a broker that stops confirming fails the batch instead of hanging it.
+     * False once the channel is gone (the broker refused an earlier message of the batch, say): stop sending,
+     * and {@link #awaitAll} says why, so that a refusal is handled as one, however many messages followed it.
+     */
+    boolean reserve(Duration timeout) throws InterruptedException, PublishFailedException {
         if (!window.tryAcquire(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             throw new PublishFailedException("no publisher confirm within " + timeout + " (window full)");
         }
         synchronized (this) {
             if (channelLost != null) {
-                throw lost("channel lost");
+                unsent = true;
+                return false;
             }
+            return true;
         }
     }
 
@@ -74,7 +82,7 @@ final class BatchConfirms {
     }
 
     synchronized void returned(String messageId, String replyText) {
-        outstanding.values().stream().filter(m -> m.eventId().equals(messageId)).findFirst()
+        outstanding.values().stream().filter(m -> java.util.Objects.equals(m.eventId(), messageId)).findFirst()
                 .ifPresent(message -> returned.add(new Returned(message, replyText)));
     }
 
@@ -110,7 +118,7 @@ final class BatchConfirms {
             }
             wait(remaining);
         }
-        if (channelLost != null && !outstanding.isEmpty()) {
+        if (channelLost != null && (!outstanding.isEmpty() || unsent)) {
             throw lost("channel lost before every confirm arrived");
         }
         if (!nacked.isEmpty()) {

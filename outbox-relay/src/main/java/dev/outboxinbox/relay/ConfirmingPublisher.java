@@ -342,7 +342,9 @@ class ConfirmingPublisher {
             throws IOException, InterruptedException, PublishFailedException {
         ch.batch = confirms;
         for (OutboundMessage message : messages) {
-            confirms.reserve(config.confirmTimeout());
+            if (!confirms.reserve(config.confirmTimeout())) {
+                return; // the channel is gone (a refusal of an earlier message, say): awaitConfirms says why
+            }
             confirms.sent(ch.channel.getNextPublishSeqNo(), message);
             try {
                 ch.channel.basicPublish(message.exchange(), message.routingKey(), true, message.properties(), message.body());

@@ -97,6 +97,9 @@ class SlotRecovery {
         try (Connection sourceDb = connectSource(); Connection offsetsDb = connectOffsets()) {
             createMarkerTable(offsetsDb);
             withinTerm(offsetsDb, () -> { });
+            // Checked again just before: a process frozen since the line above must not end the walsender of the
+            // leader that took over meanwhile (the local lease check catches a process that was frozen).
+            leadership.requireLeading();
             endDeposedWalsender(sourceDb);
             Optional<Slot> slot = slot(sourceDb);
             Optional<Long> stored = storedOffset(offsetsDb);

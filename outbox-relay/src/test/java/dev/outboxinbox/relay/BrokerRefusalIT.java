@@ -137,6 +137,25 @@ class BrokerRefusalIT {
         assertThat(deliveryCounts()).as("x-delivery-count of each parked event").hasSize(2).allMatch(count -> count <= 1);
     }
 
+    /**
+     * A refusal on the publish closes the channel while the relay may still be sending that exchange's later
+     * events of the batch: the refusal is still that exchange's (all of them parked), never an outage of the
+     * whole batch retried forever.
+     */
+    @Test
+    void manyEventsRefusedOnThePublishInOneBatchAreAllParkedAndTheOrdersBehindThemFlow() throws Exception {
+        QueueProbe orders = QueueProbe.bindOrders("relay-refusal-many.orders");
+        relay = RelayProcess.start(config, "relay-refusal-many.log").awaitReady(Duration.ofSeconds(60));
+        List<String> refused = RelayFixture.insertRaw("nowrite", "ThingHappened", 60);
+        List<String> behind = RelayFixture.insertOrderCreated(3, null);
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> new HashSet<>(orders.drain().stream()
+                .map(r -> r.getProps().getMessageId()).toList()).containsAll(behind));
+        await().atMost(Duration.ofSeconds(15)).until(() -> BrokerAdmin.messages(Topology.RELAY_PARKING_QUEUE) == refused.size());
+        JsonNode parked = JSON.readTree(get("/parked").body());
+        assertThat(reasonOf(parked.path("recent"), refused.get(refused.size() - 1))).contains("ACCESS_REFUSED", "nowrite");
+    }
+
     @Test
     void aStillUnroutableParkedEventIsWrittenBackAsAFreshCopyNotRequeued() throws Exception {
         relay = RelayProcess.start(config, "relay-refusal-unroutable.log").awaitReady(Duration.ofSeconds(60));

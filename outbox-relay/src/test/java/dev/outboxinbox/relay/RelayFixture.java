@@ -159,6 +159,31 @@ final class RelayFixture {
         }
     }
 
+    /** {@code count} raw outbox rows in one transaction (so the relay reads them as one batch); their ids in order. */
+    static List<String> insertRaw(String aggregateType, String type, int count) {
+        List<String> ids = new java.util.ArrayList<>();
+        try (Connection c = postgres().connect(SOURCE_DB)) {
+            c.setAutoCommit(false);
+            try (var statement = c.prepareStatement("""
+                    INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)
+                    VALUES (?::uuid, ?, 'agg-1', ?, 1, '{"probe": true}', now())""")) {
+                for (int i = 0; i < count; i++) {
+                    String id = UUID.randomUUID().toString();
+                    statement.setString(1, id);
+                    statement.setString(2, aggregateType);
+                    statement.setString(3, type);
+                    statement.addBatch();
+                    ids.add(id);
+                }
+                statement.executeBatch();
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return ids;
+    }
+
     /** Where the WAL ends now. */
     static String currentWalPosition() {
         try (Connection c = postgres().connect(SOURCE_DB); var rs = c.createStatement().executeQuery("SELECT pg_current_wal_lsn()::text")) {
