@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.runtime.WorkerConfig;
 
@@ -77,7 +79,7 @@ public class FencedOffsetBackingStore extends JdbcOffsetBackingStore {
                 check.setString(1, slot);
                 try (ResultSet rs = check.executeQuery()) {
                     long current = rs.next() ? rs.getLong(1) : -1;
-                    if (current != term) {
+                    if (current != term && !movesForward(c)) {
                         throw new RelayLeadership.Deposed("deposed: term " + term + " of slot " + slot
                                 + " is over (the current term is " + current + "); its offsets are not written");
                     }
@@ -110,6 +112,37 @@ public class FencedOffsetBackingStore extends JdbcOffsetBackingStore {
             }
             throw e;
         }
+    }
+
+    private static final Pattern LSN = Pattern.compile("\"(?:lsn|lsn_commit|lsn_proc)\"\\s*:\\s*(\\d+)");
+
+    /**
+     * A deposed term may still record progress it really made, never move the offsets back: Debezium confirms
+     * to the slot what its batches finished (each confirmed by the broker before it is marked processed), and a
+     * refused write of the same position would leave the slot ahead of the stored offset, which the next
+     * leader's recovery must read as a recreated slot and answer by republishing the whole outbox table. A
+     * stale map (the late write this store exists to stop) is behind what is stored, and is still refused.
+     */
+    private boolean movesForward(Connection c) throws SQLException {
+        long stored = -1;
+        try (Statement query = c.createStatement(); ResultSet rs = query.executeQuery("SELECT offset_val FROM " + table)) {
+            while (rs.next()) {
+                stored = Math.max(stored, highestLsn(rs.getString(1)));
+            }
+        }
+        long written = data.values().stream().mapToLong(FencedOffsetBackingStore::highestLsn).max().orElse(-1);
+        return written > stored;
+    }
+
+    static long highestLsn(String offset) {
+        long highest = -1;
+        if (offset != null) {
+            Matcher m = LSN.matcher(offset);
+            while (m.find()) {
+                highest = Math.max(highest, Long.parseLong(m.group(1)));
+            }
+        }
+        return highest;
     }
 
     /**
