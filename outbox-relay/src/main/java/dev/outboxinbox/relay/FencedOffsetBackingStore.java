@@ -22,9 +22,12 @@ import org.apache.kafka.connect.runtime.WorkerConfig;
  * rewrites the whole table from its map at every commit (the engine's last one on close too); a
  * deposed leader's late commit would put its stale offsets over the new leader's, and the next
  * start would take the slot, confirmed past them, for recreated and republish the whole outbox.
- * Here the rewrite runs in one transaction that first checks, with a share lock on the slot's row
- * in {@code relay_leadership}, that the term this engine was started in is still the current one;
- * otherwise nothing is written and the commit fails (the engine stops; it was deposed anyway).
+ * Here the rewrite runs in one transaction that first checks, with a lock on the slot's row in
+ * {@code relay_leadership}, that the term this engine was started in is still the current one;
+ * otherwise nothing is written and the commit fails (the engine stops; it was deposed anyway). The
+ * lock is exclusive ({@code FOR UPDATE}), so two terms' rewrites never interleave: a deposed term's
+ * forward write (below) compares against what the current term has committed, never against a table
+ * the other is rewriting.
  * Same table, same columns: offsets stored before this class are read as they are.
  */
 public class FencedOffsetBackingStore extends JdbcOffsetBackingStore {
@@ -74,7 +77,7 @@ public class FencedOffsetBackingStore extends JdbcOffsetBackingStore {
         c.setAutoCommit(false);
         try {
             try (PreparedStatement check = c.prepareStatement(
-                    "SELECT epoch FROM " + RelayLeadership.TERMS_TABLE + " WHERE slot_name = ? FOR SHARE")) {
+                    "SELECT epoch FROM " + RelayLeadership.TERMS_TABLE + " WHERE slot_name = ? FOR UPDATE")) {
                 check.setQueryTimeout((int) Math.max(1, leaseMillis / 3000));
                 check.setString(1, slot);
                 try (ResultSet rs = check.executeQuery()) {
@@ -147,7 +150,7 @@ public class FencedOffsetBackingStore extends JdbcOffsetBackingStore {
 
     /**
      * One connection for the store's writes. A writer frozen inside its transaction holds the term's
-     * share lock, which the next leader's term waits for: PostgreSQL ends such a transaction after the lease.
+     * row lock, which the next leader's term waits for: PostgreSQL ends such a transaction after the lease.
      */
     private Connection connection() throws SQLException {
         if (connection == null || connection.isClosed()) {
