@@ -75,17 +75,11 @@ class CompetingConsumersIT {
         RealServices.rabbitMq().recreateVirtualHost(VHOST);
         ServiceProcess a = start("a");
         ServiceProcess b = start("b");
-        a.awaitReady(Duration.ofSeconds(90));
-        b.awaitReady(Duration.ofSeconds(90));
         StringBuilder products = new StringBuilder("INSERT INTO products (sku, name, on_hand) VALUES ");
         for (int key = 0; key < KEYS; key++) {
             products.append(key == 0 ? "" : ", ").append("('").append(sku(key)).append("', 'competing', ").append(stock(key)).append(')');
         }
-        pg.execute(DATABASE, products.toString());
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(partitionsOf(a)).hasSize(3);
-            assertThat(partitionsOf(b)).hasSize(3);
-        });
+        InventoryInstances.shareThePartitions(pg, DATABASE, a, b, products.toString());
 
         Publisher publisher = new Publisher();
         CompletableFuture<Void> publishing = CompletableFuture.runAsync(publisher);

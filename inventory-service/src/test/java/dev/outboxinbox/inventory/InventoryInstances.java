@@ -1,5 +1,8 @@
 package dev.outboxinbox.inventory;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import dev.outboxinbox.testing.InboxThroughput;
 import dev.outboxinbox.testing.PostgresEndpoint;
 import dev.outboxinbox.testing.ServiceProcess;
@@ -31,6 +34,21 @@ final class InventoryInstances {
         Map<String, String> environment = new HashMap<>(InboxThroughput.environment(pg, database, virtualHost));
         environment.put("INBOX_PARTITIONING_INSTANCE", name);
         return ServiceProcess.start(Path.of("target", "quarkus-app"), environment, new File("target", name + ".log"));
+    }
+
+    /**
+     * Waits until both started instances are ready, writes the products ({@code INSERT ...}), and waits
+     * until each reads three of the six partitions: the state every test of two instances starts from.
+     */
+    static void shareThePartitions(PostgresEndpoint pg, String database, ServiceProcess a, ServiceProcess b, String products)
+            throws Exception {
+        a.awaitReady(Duration.ofSeconds(90));
+        b.awaitReady(Duration.ofSeconds(90));
+        pg.execute(database, products);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(partitionsOf(a)).hasSize(3);
+            assertThat(partitionsOf(b)).hasSize(3);
+        });
     }
 
     /** The partitions an instance reads, from its readiness. */

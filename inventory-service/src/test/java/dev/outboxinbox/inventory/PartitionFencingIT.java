@@ -67,14 +67,8 @@ class PartitionFencingIT {
         RealServices.rabbitMq().recreateVirtualHost(VHOST);
         ServiceProcess a = start("a");
         ServiceProcess b = start("b");
-        a.awaitReady(Duration.ofSeconds(90));
-        b.awaitReady(Duration.ofSeconds(90));
-        pg.execute(DATABASE, "INSERT INTO products (sku, name, on_hand) VALUES ('" + HOT + "', 'hot', 100000),"
-                + " ('SKU-COLD-0', 'cold', 100000), ('SKU-COLD-1', 'cold', 100000), ('SKU-COLD-2', 'cold', 100000)");
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(InventoryInstances.partitionsOf(a)).hasSize(3);
-            assertThat(InventoryInstances.partitionsOf(b)).hasSize(3);
-        });
+        InventoryInstances.shareThePartitions(pg, DATABASE, a, b, "INSERT INTO products (sku, name, on_hand) VALUES ('" + HOT
+                + "', 'hot', 100000), ('SKU-COLD-0', 'cold', 100000), ('SKU-COLD-1', 'cold', 100000), ('SKU-COLD-2', 'cold', 100000)");
 
         List<UUID> earlier = new ArrayList<>();
         try (Connection broker = RealServices.rabbitMq().connectionFactory(VHOST).newConnection("fencing-publisher");
@@ -133,18 +127,12 @@ class PartitionFencingIT {
         RealServices.rabbitMq().recreateVirtualHost(VHOST);
         ServiceProcess a = start("a");
         ServiceProcess b = start("b");
-        a.awaitReady(Duration.ofSeconds(90));
-        b.awaitReady(Duration.ofSeconds(90));
         StringBuilder products = new StringBuilder("INSERT INTO products (sku, name, on_hand) VALUES ");
         for (int i = 0; i < 30; i++) {
             products.append(i == 0 ? "" : ", ").append("('SKU-SLOW-").append(i).append("', 'slow', 1000), ('SKU-ONE-")
                     .append(i).append("', 'one', 1)");
         }
-        pg.execute(DATABASE, products.toString());
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(InventoryInstances.partitionsOf(a)).hasSize(3);
-            assertThat(InventoryInstances.partitionsOf(b)).hasSize(3);
-        });
+        InventoryInstances.shareThePartitions(pg, DATABASE, a, b, products.toString());
 
         try (Connection broker = RealServices.rabbitMq().connectionFactory(VHOST).newConnection("fencing-publisher");
              Channel channel = broker.createChannel()) {
@@ -219,13 +207,7 @@ class PartitionFencingIT {
         pg.execute(DATABASE, "DROP ROLE IF EXISTS " + READ_ONLY_ROLE, "CREATE ROLE " + READ_ONLY_ROLE + " LOGIN SUPERUSER");
         ServiceProcess a = start("a", READ_ONLY_ROLE);
         ServiceProcess b = start("b");
-        a.awaitReady(Duration.ofSeconds(90));
-        b.awaitReady(Duration.ofSeconds(90));
-        pg.execute(DATABASE, "INSERT INTO products (sku, name, on_hand) VALUES ('SKU-COLD-0', 'cold', 100000)");
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(InventoryInstances.partitionsOf(a)).hasSize(3);
-            assertThat(InventoryInstances.partitionsOf(b)).hasSize(3);
-        });
+        InventoryInstances.shareThePartitions(pg, DATABASE, a, b, "INSERT INTO products (sku, name, on_hand) VALUES ('SKU-COLD-0', 'cold', 100000)");
 
         // A second instance named like a running one is refused at start, with the reason.
         File twinLog = new File("target", "fencing-a-twin.log");

@@ -3,24 +3,17 @@ package dev.outboxinbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxinbox.testing.BrokerControl;
 import dev.outboxinbox.testing.ServiceProcess;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A broker that blocks publishing (a memory alarm) must not hang the relay's readiness probe, nor its
@@ -30,29 +23,11 @@ import org.junit.jupiter.api.Test;
  */
 class BrokerAlarmIT {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern NUMBER = Pattern.compile("(?m)^\\s*([0-9.]+)\\s*$");
 
-    private Map<String, String> config;
-    private final List<ServiceProcess> started = new ArrayList<>();
-
-    @BeforeEach
-    void freshWorld() {
-        config = RelayFixture.prepare();
-    }
-
-    @AfterEach
-    void stopTheRelays() throws InterruptedException {
-        for (ServiceProcess relay : started) {
-            relay.kill();
-        }
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
-    }
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
 
     @Test
     void readinessAnswersAndAStopFinishesWhileAMemoryAlarmBlocksPublishingAndNothingIsLost() throws Exception {
@@ -102,9 +77,7 @@ class BrokerAlarmIT {
     }
 
     private ServiceProcess start(String log) throws Exception {
-        ServiceProcess relay = RelayProcess.start(config, log);
-        started.add(relay);
-        return relay.awaitReady(Duration.ofSeconds(60));
+        return relays.start(log).awaitReady(Duration.ofSeconds(60));
     }
 
     /** The relative watermark the broker runs with now, to put it back ("0.4" if it is not a plain fraction). */
@@ -115,7 +88,6 @@ class BrokerAlarmIT {
     }
 
     private static HttpResponse<String> get(ServiceProcess relay, String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path))
-                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        return RelayProcesses.get(relay, path, Duration.ofSeconds(30));
     }
 }

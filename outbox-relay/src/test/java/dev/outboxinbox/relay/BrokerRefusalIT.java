@@ -18,13 +18,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A broker that says no to one event is not a broker that is down. The packaged relay publishes as
@@ -45,15 +44,15 @@ class BrokerRefusalIT {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Map<String, String> config;
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
     private ServiceProcess relay;
 
     @BeforeEach
     void aRelayWhoseUserMayWriteOrdersOnly() throws Exception {
-        config = RelayFixture.prepare();
         BrokerAdmin.user(USER, PASSWORD, CONFIGURE, WRITE, READ);
-        config.put("relay.broker.user", USER);
-        config.put("relay.broker.password", PASSWORD);
+        relays.config().put("relay.broker.user", USER);
+        relays.config().put("relay.broker.password", PASSWORD);
         try (var connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
              var channel = connection.createChannel()) {
             channel.exchangeDeclare("wrongtype", BuiltinExchangeType.FANOUT, true); // made by hand, of another type
@@ -61,22 +60,14 @@ class BrokerRefusalIT {
     }
 
     @AfterEach
-    void stopTheRelay() throws InterruptedException {
-        if (relay != null) {
-            relay.kill();
-        }
+    void deleteTheUser() {
         BrokerAdmin.deleteUser(USER);
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
     }
 
     @Test
     void anEventTheBrokerRefusesIsParkedWithItsWordsAndTheNextOrderTakesEffectWithinSeconds() throws Exception {
         QueueProbe orders = QueueProbe.bindOrders("relay-refusal.orders");
-        relay = RelayProcess.start(config, "relay-refusal.log").awaitReady(Duration.ofSeconds(60));
+        relay = relays.start("relay-refusal.log").awaitReady(Duration.ofSeconds(60));
         RelayFixture.RawEvent forbidden = RelayFixture.insertRaw("forbidden", "ThingHappened");
         RelayFixture.RawEvent wrongType = RelayFixture.insertRaw("wrongtype", "ThingHappened");
         RelayFixture.RawEvent noWrite = RelayFixture.insertRaw("nowrite", "ThingHappened");
@@ -145,7 +136,7 @@ class BrokerRefusalIT {
     @Test
     void manyEventsRefusedOnThePublishInOneBatchAreAllParkedAndTheOrdersBehindThemFlow() throws Exception {
         QueueProbe orders = QueueProbe.bindOrders("relay-refusal-many.orders");
-        relay = RelayProcess.start(config, "relay-refusal-many.log").awaitReady(Duration.ofSeconds(60));
+        relay = relays.start("relay-refusal-many.log").awaitReady(Duration.ofSeconds(60));
         List<String> refused = RelayFixture.insertRaw("nowrite", "ThingHappened", 60);
         List<String> behind = RelayFixture.insertOrderCreated(3, null);
 
@@ -158,7 +149,7 @@ class BrokerRefusalIT {
 
     @Test
     void aStillUnroutableParkedEventIsWrittenBackAsAFreshCopyNotRequeued() throws Exception {
-        relay = RelayProcess.start(config, "relay-refusal-unroutable.log").awaitReady(Duration.ofSeconds(60));
+        relay = relays.start("relay-refusal-unroutable.log").awaitReady(Duration.ofSeconds(60));
         RelayFixture.RawEvent unroutable = RelayFixture.insertRaw("unbound", "NobodyListens");
         await().atMost(Duration.ofSeconds(20)).until(() -> BrokerAdmin.messages(Topology.RELAY_PARKING_QUEUE) == 1);
 

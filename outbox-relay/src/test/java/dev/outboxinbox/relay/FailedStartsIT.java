@@ -7,20 +7,16 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.io.File;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A relay that cannot set up its parking place fails every start, and retries: each failed start must
@@ -31,14 +27,13 @@ class FailedStartsIT {
 
     private static final String USER = "relay-failed-starts-test";
     private static final String PASSWORD = "relay-failed-starts-secret";
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private Map<String, String> config;
-    private ServiceProcess relay;
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
 
     @BeforeEach
     void aRelayOfItsOwnUser() {
-        config = RelayFixture.prepare();
+        Map<String, String> config = relays.config();
         config.put("relay.broker.user", USER);
         config.put("relay.broker.password", PASSWORD);
         config.put("relay.publishing.initial-backoff", "PT0.05S");
@@ -46,16 +41,8 @@ class FailedStartsIT {
     }
 
     @AfterEach
-    void stopTheRelay() throws InterruptedException {
-        if (relay != null) {
-            relay.kill();
-        }
+    void deleteTheUser() {
         BrokerAdmin.deleteUser(USER);
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
     }
 
     @Test
@@ -84,18 +71,17 @@ class FailedStartsIT {
             await().atMost(Duration.ofSeconds(15)).until(() -> BrokerAdmin.connectionsOf(USER) == 1);
         }
         await().atMost(Duration.ofSeconds(15)).until(() -> BrokerAdmin.connectionsOf(USER) == 0);
-        relay = RelayProcess.start(config, "relay-failed-starts-" + name + ".log");
+        ServiceProcess relay = relays.start("relay-failed-starts-" + name + ".log");
         File log = new File("target", "relay-failed-starts-" + name + ".log");
         List<Integer> counts = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
         while (System.nanoTime() < deadline) {
             counts.add(BrokerAdmin.connectionsOf(USER));
             await().pollDelay(Duration.ofMillis(500)).until(() -> true);
         }
-        String health = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String health = RelayProcesses.get(relay, "/q/health/ready", Duration.ofSeconds(5)).body();
         long refusals = Pattern.compile(brokerSays).matcher(Files.readString(log.toPath())).results().count();
-        System.out.printf("[failed starts, %s] %d refusals logged in 30 s; the user's connections, sampled every 0.5 s: %s%n",
+        System.out.printf("[failed starts, %s] %d refusals logged in 15 s; the user's connections, sampled every 0.5 s: %s%n",
                 name, refusals, counts);
         assertThat(counts).as("the relay user's connections").allMatch(count -> count <= 1);
         assertThat(refusals).as("refusals logged: the relay kept trying").isGreaterThan(5);

@@ -7,10 +7,6 @@ import dev.outboxinbox.testing.ServiceProcess;
 import io.debezium.embedded.EmbeddedWorkerConfig;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -25,10 +21,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.connect.storage.OffsetBackingStore;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A deposed leader must not act on what it read while it led (issue 27, item 2). One test per
@@ -37,28 +32,13 @@ import org.junit.jupiter.api.Test;
  */
 class RelayFencingIT {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-
-    private Map<String, String> config;
-    private final List<ServiceProcess> started = new ArrayList<>();
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
     private final List<RelayLeadership> inProcess = new ArrayList<>();
 
-    @BeforeEach
-    void freshWorld() {
-        config = RelayFixture.prepare();
-    }
-
     @AfterEach
-    void stopEverything() throws InterruptedException {
-        for (ServiceProcess relay : started) {
-            relay.kill();
-        }
+    void releaseTheInProcessLeaders() {
         inProcess.forEach(RelayLeadership::release);
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
     }
 
     /**
@@ -122,7 +102,7 @@ class RelayFencingIT {
                         + RelayFixture.SLOT + "'; END IF; END $$");
                 s.execute("SELECT pg_advisory_lock(hashtextextended('outbox-relay:" + RelayFixture.SLOT + "', 0))");
             }
-            await().atMost(Duration.ofSeconds(10)).until(() -> health(a).contains("\"lastStepDown\""));
+            await().atMost(Duration.ofSeconds(10)).until(() -> RelayProcesses.health(a).contains("\"lastStepDown\""));
             tableLock.rollback();
 
             List<String> ids = RelayFixture.insertOrderCreated(10, null);
@@ -204,7 +184,7 @@ class RelayFencingIT {
             queue.awaitAll(expected);
         } finally {
             relay.stopGracefully();
-            started.remove(relay);
+            relays.forget(relay);
         }
     }
 
@@ -248,7 +228,7 @@ class RelayFencingIT {
 
     /** The relay's configuration as the packaged relay reads it, for an instance run inside the test. */
     private RelayConfig configOf(String instance) {
-        Map<String, String> own = new LinkedHashMap<>(config);
+        Map<String, String> own = new LinkedHashMap<>(relays.config());
         own.put("relay.leadership.instance", instance);
         return new SmallRyeConfigBuilder().withMapping(RelayConfig.class)
                 .withSources(new PropertiesConfigSource(own, "relay-fencing-test", 500))
@@ -256,11 +236,7 @@ class RelayFencingIT {
     }
 
     private ServiceProcess start(String instance) throws Exception {
-        Map<String, String> own = new LinkedHashMap<>(config);
-        own.put("relay.leadership.instance", instance);
-        ServiceProcess relay = RelayProcess.start(own, instance + ".log");
-        started.add(relay);
-        return relay;
+        return relays.startInstance(instance);
     }
 
     /** A thread dump of the relay, for a test that finds it stuck. */
@@ -272,15 +248,6 @@ class RelayFencingIT {
             return dump;
         } catch (Exception e) {
             return "no thread dump: " + e;
-        }
-    }
-
-    private static String health(ServiceProcess relay) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
-        } catch (Exception e) {
-            return "";
         }
     }
 }

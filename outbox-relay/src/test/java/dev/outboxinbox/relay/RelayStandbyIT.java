@@ -4,15 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxinbox.testing.ServiceProcess;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -20,10 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two packaged relays on one slot, events written all along: one leads, the other waits. The slot
@@ -40,25 +34,8 @@ class RelayStandbyIT {
     private static final int ONE_BATCH = 2_048;
     private static final Pattern ROLE = Pattern.compile("\"role\"\\s*:\\s*\"(\\w+)\"");
 
-    private Map<String, String> config;
-    private final List<ServiceProcess> started = new ArrayList<>();
-
-    @BeforeEach
-    void freshWorld() {
-        config = RelayFixture.prepare();
-    }
-
-    @AfterEach
-    void stopTheRelays() throws InterruptedException {
-        for (ServiceProcess relay : started) {
-            relay.kill();
-        }
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
-    }
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
 
     @Test
     void theSlotChangesHandsWhenTheLeaderLosesItsSessionAndWhenItIsKilled() throws Exception {
@@ -67,8 +44,9 @@ class RelayStandbyIT {
         List<String> old = RelayFixture.insertOrderCreated(1, null);
         RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
                 "UPDATE outbox SET occurred_at = now() - interval '1 hour' WHERE id = '" + old.get(0) + "'");
-        ServiceProcess first = startLeaderAndStandby("standby");
-        ServiceProcess second = started.get(1);
+        List<ServiceProcess> pair = startLeaderAndStandby("standby");
+        ServiceProcess first = pair.get(0);
+        ServiceProcess second = pair.get(1);
         RoleWatch watch = RoleWatch.start(first, second);
         AtomicBoolean writing = new AtomicBoolean(true);
         CompletableFuture<List<String>> written = CompletableFuture.supplyAsync(() -> writeWhile(writing));
@@ -117,8 +95,8 @@ class RelayStandbyIT {
         assertThat(watch.bothLeading()).as("samples with both relays ready as leader").isZero();
     }
 
-    /** relay-{name}-a first, leading once ready; then relay-{name}-b, ready as its standby. */
-    private ServiceProcess startLeaderAndStandby(String name) throws Exception {
+    /** relay-{name}-a first, leading once ready; then relay-{name}-b, ready as its standby: [a, b]. */
+    private List<ServiceProcess> startLeaderAndStandby(String name) throws Exception {
         ServiceProcess a = start("relay-" + name + "-a");
         a.awaitReady(Duration.ofSeconds(60));
         assertThat(role(a)).isEqualTo("leader");
@@ -128,27 +106,15 @@ class RelayStandbyIT {
         assertThat(health(b)).contains("relay-" + name + "-a");
         assertThat(metrics(a)).containsPattern("(?m)^outbox_relay_leader(\\{[^}]*\\})? 1\\.0$");
         assertThat(metrics(b)).containsPattern("(?m)^outbox_relay_leader(\\{[^}]*\\})? 0\\.0$");
-        return a;
+        return List.of(a, b);
     }
 
     private ServiceProcess start(String instance) throws Exception {
-        Map<String, String> own = new java.util.LinkedHashMap<>(config);
-        own.put("relay.leadership.instance", instance);
-        ServiceProcess relay = RelayProcess.start(own, instance + ".log");
-        started.add(relay);
-        return relay;
+        return relays.startInstance(instance);
     }
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-
-    /** The relay's readiness body ("" if it does not answer), and its status code in {@link #ready}. */
     private static String health(ServiceProcess relay) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
-        } catch (Exception e) {
-            return "";
-        }
+        return RelayProcesses.health(relay);
     }
 
     private static final Pattern OLDEST_UNPUBLISHED = Pattern.compile("oldest unpublished event ([0-9.]+) s old");
@@ -160,14 +126,12 @@ class RelayStandbyIT {
     }
 
     private static String metrics(ServiceProcess relay) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/metrics"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        return RelayProcesses.metrics(relay);
     }
 
     private static boolean readyAsLeader(ServiceProcess relay) {
         try {
-            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/health/ready"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = RelayProcesses.get(relay, "/q/health/ready", Duration.ofSeconds(2));
             return response.statusCode() == 200 && "leader".equals(roleIn(response.body()));
         } catch (Exception e) {
             return false;

@@ -4,20 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxinbox.testing.ServiceProcess;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -26,17 +19,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * How long a standby takes to publish after its leader fails, and what the handover costs, for three
  * faults: the leader killed (kill -9), frozen (SIGSTOP) past its lease and then woken, and deposed by
  * ending its lock session while its replication connection lives. Events are written all along.
  * Each test prints one line and appends it to {@code target/relay-takeover.txt}; it fails only on a
- * lost event or a takeover slower than its bound.
+ * lost event.
+ * <p>The frozen leader runs in every build. The other two, about a minute each, are tagged {@code long}:
+ * {@code ./mvnw verify -Plong} runs them (so does {@code bash .ci/run --long}); every build tests those
+ * handovers in RelayStandbyIT (session ended, then kill -9), without the side-by-side figure.
  */
 class RelayTakeoverIT {
 
@@ -45,32 +41,18 @@ class RelayTakeoverIT {
     /** How long the frozen leader stays frozen: past its lease (relay.leadership.lease, 10 s). */
     private static final Duration FROZEN = Duration.ofSeconds(20);
     private static final Pattern PUBLISHED = Pattern.compile("(?m)^outbox_relay_events_published_total(\\{[^}]*\\})? ([0-9.E]+)$");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private Map<String, String> config;
-    private final List<ServiceProcess> started = new ArrayList<>();
+    @RegisterExtension
+    final RelayProcesses relays = new RelayProcesses();
     private final ScheduledExecutorService signals = Executors.newSingleThreadScheduledExecutor();
 
-    @BeforeEach
-    void freshWorld() {
-        config = RelayFixture.prepare();
-    }
-
     @AfterEach
-    void stopTheRelays() throws Exception {
+    void noMoreSignals() {
         signals.shutdownNow();
-        for (ServiceProcess relay : started) {
-            signal("CONT", relay);
-            relay.kill();
-        }
-    }
-
-    @AfterAll
-    static void dropTheSlot() {
-        RelayFixture.dropSlot();
     }
 
     @Test
+    @Tag("long")
     void leaderKilled() throws Exception {
         measure("kill-9", leader -> leader.kill());
     }
@@ -84,6 +66,7 @@ class RelayTakeoverIT {
     }
 
     @Test
+    @Tag("long")
     void leaderDeposedWhileItsReplicationConnectionLives() throws Exception {
         measure("lock-session-ended", leader -> RelayFixture.postgres().execute("postgres",
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'outbox-relay/takeover-a'"));
@@ -131,8 +114,7 @@ class RelayTakeoverIT {
     /** Events the broker confirmed for this relay, from its metrics; 0 if it does not answer. */
     private static double published(ServiceProcess relay) {
         try {
-            String body = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + "/q/metrics"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            String body = RelayProcesses.get(relay, "/q/metrics", Duration.ofSeconds(2)).body();
             Matcher matcher = PUBLISHED.matcher(body);
             return matcher.find() ? Double.parseDouble(matcher.group(2)) : 0;
         } catch (Exception e) {
@@ -141,21 +123,11 @@ class RelayTakeoverIT {
     }
 
     private static void signal(String signal, ServiceProcess relay) {
-        try {
-            new ProcessBuilder("kill", "-" + signal, String.valueOf(relay.pid())).start().waitFor(5, TimeUnit.SECONDS);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        RelayProcesses.signal(signal, relay);
     }
 
     private ServiceProcess start(String instance) throws Exception {
-        Map<String, String> own = new LinkedHashMap<>(config);
-        own.put("relay.leadership.instance", instance);
-        ServiceProcess relay = RelayProcess.start(own, instance + ".log");
-        started.add(relay);
-        return relay;
+        return relays.startInstance(instance);
     }
 
     private static List<String> writeWhile(AtomicBoolean writing) {

@@ -58,7 +58,20 @@ public final class ChaosRun {
                     Map.entry("relay-takeovers", "2"), Map.entry("consumer-scaling", "2"), Map.entry("double-kills", "2"),
                     Map.entry("relay-freezes", "2"), Map.entry("relay-session-ends", "2"), Map.entry("inventory-freezes", "1"),
                     Map.entry("slow-stops", "2"), Map.entry("postgres-restarts-with-standbys", "1"),
-                    Map.entry("refused-exchanges", "2"), Map.entry("declaration-failures", "1")));
+                    Map.entry("refused-exchanges", "2"), Map.entry("declaration-failures", "1")),
+            // The negative controls' run (CI's): only what makes each safeguard matter. Copies for deduplication
+            // (a republish of delivered events, a kill -9 of each service); cancellations sent at once for order
+            // (the load's share). About half the short run's time; a control on the short or full run is --short/--full.
+            "control", Map.ofEntries(Map.entry("orders", "600"), Map.entry("rate", "30"), Map.entry("broker-restarts", "0"),
+                    Map.entry("broker-node-restarts", "0"), Map.entry("kills", "1"), Map.entry("postgres-restarts", "0"),
+                    Map.entry("broker-down-while-relay-starts", "0"), Map.entry("poison", "0"), Map.entry("republish", "1"),
+                    Map.entry("slot-recreations", "0"), Map.entry("relay-fresh-starts", "0"), Map.entry("foreign-messages", "0"),
+                    Map.entry("inventory-db-refusals", "0"), Map.entry("inventory-db-outages", "0"),
+                    Map.entry("binding-removals", "0"), Map.entry("second-inventory", "0"),
+                    Map.entry("relay-takeovers", "0"), Map.entry("consumer-scaling", "0"), Map.entry("double-kills", "0"),
+                    Map.entry("relay-freezes", "0"), Map.entry("relay-session-ends", "0"), Map.entry("inventory-freezes", "0"),
+                    Map.entry("slow-stops", "0"), Map.entry("postgres-restarts-with-standbys", "0"),
+                    Map.entry("refused-exchanges", "0"), Map.entry("declaration-failures", "0")));
 
     /** The negative controls: a consumer with one safeguard switched off, which the verifier must catch. */
     static final List<String> NEGATIVE_CONTROLS = List.of("deduplication", "order");
@@ -101,7 +114,7 @@ public final class ChaosRun {
                 }
                 options.put(key, given.get(++i));
             } else {
-                throw new IllegalArgumentException("unknown option " + arg + "; options: --short, --full,"
+                throw new IllegalArgumentException("unknown option " + arg + "; options: --short, --full, --control,"
                         + " --negative-control [deduplication|order], --report, --attempts, --" + String.join(", --", options.keySet()));
             }
         }
@@ -375,32 +388,16 @@ public final class ChaosRun {
      * first relay through its readiness (its {@code role}).
      */
     private void relayTakeover(Target target, long outage) {
-        String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
-        target.startExtra(Target.Extra.STANDBY_RELAY);
-        boolean standbyRunning = true;
-        try {
-            awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
+        withStandbyRelay(target, (standby, walsender) -> {
             target.kill("outbox-relay");
             long killed = System.nanoTime();
-            awaitSql(target, "the standby relay holding the slot's lock", Duration.ofMinutes(1),
-                    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-                            + " WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = '" + standby + "'");
+            awaitSql(target, "the standby relay holding the slot's lock", Duration.ofMinutes(1), RELAY_LOCK_HOLDER, standby);
             say("the standby relay took the lock %.1f s after the leader was killed", (System.nanoTime() - killed) / 1e9);
             pause(outage);
             target.start("outbox-relay");
             awaitRelayRole("standby", Duration.ofMinutes(2));
             pause(2_000);
-            target.stopExtra(Target.Extra.STANDBY_RELAY, true);
-            standbyRunning = false;
-            long standbyKilled = System.nanoTime();
-            awaitRelayRole("leader", Duration.ofMinutes(1));
-            say("outbox-relay leads again %.1f s after the standby was killed", (System.nanoTime() - standbyKilled) / 1e9);
-        } finally {
-            if (standbyRunning) {
-                target.stopExtra(Target.Extra.STANDBY_RELAY, true);
-            }
-        }
+        });
     }
 
     /**
@@ -411,43 +408,29 @@ public final class ChaosRun {
      */
     private void relayFreeze(Target target) {
         Duration lease = Duration.parse(env("RELAY_LEADERSHIP_LEASE", "PT10S"));
-        String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
-        target.startExtra(Target.Extra.STANDBY_RELAY);
-        boolean standbyRunning = true;
-        boolean frozen = false;
-        try {
-            awaitRelayRole("leader", Duration.ofMinutes(1));
-            awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
-            String walsender = slotWalsender(target);
+        withStandbyRelay(target, (standby, walsender) -> {
             target.signal("outbox-relay", "STOP");
-            frozen = true;
-            long stopped = System.nanoTime();
-            awaitSql(target, "the standby relay holding the slot's lock while the leader is frozen", lease.plusMinutes(1),
-                    RELAY_LOCK_HOLDER, standby);
-            say("outbox-relay frozen (SIGSTOP): the standby holds the slot's lock %.1f s later (lease %d s)",
-                    (System.nanoTime() - stopped) / 1e9, lease.toSeconds());
-            pause(lease.plusSeconds(10).toMillis() - (System.nanoTime() - stopped) / 1_000_000);
-            target.signal("outbox-relay", "CONT");
-            frozen = false;
-            long woken = System.nanoTime();
-            awaitRelayRole("standby", Duration.ofMinutes(1));
-            say("outbox-relay woken (SIGCONT) %.1f s after it froze: ready as standby %.1f s later",
-                    (woken - stopped) / 1e9, (System.nanoTime() - woken) / 1e9);
-            standbyStreams(target, walsender, woken, "the old leader was woken");
-            target.stopExtra(Target.Extra.STANDBY_RELAY, true);
-            standbyRunning = false;
-            long standbyKilled = System.nanoTime();
-            awaitRelayRole("leader", Duration.ofMinutes(1));
-            say("outbox-relay leads again %.1f s after the standby was killed", (System.nanoTime() - standbyKilled) / 1e9);
-        } finally {
-            if (frozen) {
+            boolean frozen = true;
+            try {
+                long stopped = System.nanoTime();
+                awaitSql(target, "the standby relay holding the slot's lock while the leader is frozen", lease.plusMinutes(1),
+                        RELAY_LOCK_HOLDER, standby);
+                say("outbox-relay frozen (SIGSTOP): the standby holds the slot's lock %.1f s later (lease %d s)",
+                        (System.nanoTime() - stopped) / 1e9, lease.toSeconds());
+                pause(lease.plusSeconds(10).toMillis() - (System.nanoTime() - stopped) / 1_000_000);
                 target.signal("outbox-relay", "CONT");
+                frozen = false;
+                long woken = System.nanoTime();
+                awaitRelayRole("standby", Duration.ofMinutes(1));
+                say("outbox-relay woken (SIGCONT) %.1f s after it froze: ready as standby %.1f s later",
+                        (woken - stopped) / 1e9, (System.nanoTime() - woken) / 1e9);
+                standbyStreams(target, walsender, woken, "the old leader was woken");
+            } finally {
+                if (frozen) {
+                    target.signal("outbox-relay", "CONT");
+                }
             }
-            if (standbyRunning) {
-                target.stopExtra(Target.Extra.STANDBY_RELAY, true);
-            }
-        }
+        });
     }
 
     /**
@@ -457,14 +440,7 @@ public final class ChaosRun {
      * streams. Then back to one relay: the standby killed, the first leads again.
      */
     private void relaySessionEnded(Target target) {
-        String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
-        target.startExtra(Target.Extra.STANDBY_RELAY);
-        boolean standbyRunning = true;
-        try {
-            awaitRelayRole("leader", Duration.ofMinutes(1));
-            awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
-            String walsender = slotWalsender(target);
+        withStandbyRelay(target, (standby, walsender) -> {
             String ended = target.superuserSql("postgres", RELAY_LOCK_HOLDER.replace("SELECT a.application_name",
                     "SELECT a.application_name || ' (pid ' || a.pid || '): ' || pg_terminate_backend(a.pid)")).trim();
             long cut = System.nanoTime();
@@ -477,6 +453,29 @@ public final class ChaosRun {
             awaitRelayRole("standby", Duration.ofMinutes(1));
             say("the deposed leader is ready as standby %.1f s after its session ended", (System.nanoTime() - cut) / 1e9);
             standbyStreams(target, walsender, cut, "the leader's session ended");
+        });
+    }
+
+    /** What a relay fault does to the leader while a standby waits: it returns once the standby streams. */
+    private interface LeaderFault {
+        void inject(String standbySession, String leadersWalsender);
+    }
+
+    /**
+     * A standby relay started beside the leader; once the leader leads and the standby's lock session is
+     * there, the fault is injected to the leader (given the standby's session name and the walsender that
+     * streams the slot now). Then back to one relay: the standby killed, the first must lead again.
+     * The standby never outlives the fault.
+     */
+    private void withStandbyRelay(Target target, LeaderFault fault) {
+        String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
+        target.startExtra(Target.Extra.STANDBY_RELAY);
+        boolean standbyRunning = true;
+        try {
+            awaitRelayRole("leader", Duration.ofMinutes(1));
+            awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
+            fault.inject(standby, slotWalsender(target));
             target.stopExtra(Target.Extra.STANDBY_RELAY, true);
             standbyRunning = false;
             long standbyKilled = System.nanoTime();

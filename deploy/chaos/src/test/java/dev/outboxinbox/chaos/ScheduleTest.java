@@ -77,6 +77,21 @@ class ScheduleTest {
     }
 
     @Test
+    void theControlRunMakesCopiesAndNothingElse() {
+        Map<Schedule.Fault, Long> counts = Schedule.of(profile("control"), 20_000, 1).steps().stream()
+                .collect(Collectors.groupingBy(Schedule.Step::fault, Collectors.counting()));
+
+        assertThat(counts).containsEntry(Schedule.Fault.REPUBLISH, 1L)
+                .containsEntry(Schedule.Fault.KILL_RELAY, 1L)
+                .containsEntry(Schedule.Fault.KILL_INVENTORY, 1L)
+                .containsEntry(Schedule.Fault.KILL_ORDER_SERVICE, 1L);
+        assertThat(counts.keySet()).as("faults that make copies, and no others")
+                .allMatch(fault -> fault == Schedule.Fault.REPUBLISH || fault.name().startsWith("KILL_"));
+        assertThat(ChaosRun.PROFILES.get("control").keySet()).as("every option the other profiles set")
+                .isEqualTo(ChaosRun.PROFILES.get("short").keySet());
+    }
+
+    @Test
     void faultsFallWithinTheLoadInOrderWithBoundedOutages() {
         Schedule schedule = Schedule.of(FULL, 300_000, 7);
 
