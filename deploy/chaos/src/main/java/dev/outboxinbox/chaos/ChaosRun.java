@@ -462,17 +462,18 @@ public final class ChaosRun {
     }
 
     /**
-     * A standby relay started beside the leader; once the leader leads and the standby's lock session is
+     * Once outbox-relay leads, a standby relay is started beside it; once the standby's lock session is
      * there, the fault is injected to the leader (given the standby's session name and the walsender that
      * streams the slot now). Then back to one relay: the standby killed, the first must lead again.
-     * The standby never outlives the fault.
+     * The standby never outlives the fault. (The standby joins only after the leader leads: started
+     * together, as after a kill of outbox-relay just before, the standby could take the lock first.)
      */
     private void withStandbyRelay(Target target, LeaderFault fault) {
         String standby = "outbox-relay/" + Target.Extra.STANDBY_RELAY.instance;
+        awaitRelayRole("leader", Duration.ofMinutes(2));
         target.startExtra(Target.Extra.STANDBY_RELAY);
         boolean standbyRunning = true;
         try {
-            awaitRelayRole("leader", Duration.ofMinutes(1));
             awaitSql(target, "the standby relay's lock session", Duration.ofMinutes(2),
                     "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + standby + "'");
             fault.inject(standby, slotWalsender(target));

@@ -328,7 +328,9 @@ public final class Verifier {
         Map<UUID, String> decidedBy = new HashMap<>();
         Map<UUID, String> cancelledBy = new HashMap<>();
         Set<UUID> cancelRequested = new HashSet<>();
-        query(system.orders(), "SELECT id, status, decided_by, cancel_requested_at IS NOT NULL, cancelled_by FROM orders", rs -> {
+        Set<UUID> decidedAfterRelease = new HashSet<>();
+        query(system.orders(), "SELECT id, status, decided_by, cancel_requested_at IS NOT NULL, cancelled_by,"
+                + " decided_at > cancelled_at FROM orders", rs -> {
             UUID order = rs.getObject(1, UUID.class);
             statuses.put(order, rs.getString(2));
             decidedBy.put(order, rs.getString(3));
@@ -336,6 +338,9 @@ public final class Verifier {
                 cancelRequested.add(order);
             }
             cancelledBy.put(order, rs.getString(5));
+            if (rs.getBoolean(6)) { // null (not both taken) reads as false
+                decidedAfterRelease.add(order);
+            }
         });
         Map<String, UUID> replies = new HashMap<>();
         Map<String, String> replyTypes = new HashMap<>();
@@ -461,14 +466,17 @@ public final class Verifier {
             if ("PENDING".equals(status)) {
                 violations.lost("inventory decided, order-service still PENDING (the reply did not arrive)", order);
             } else if ("CANCELLING".equals(status) || "CANCELLED".equals(status)) {
-                // The cancellation's checks below; its decision reply must still have been taken into account.
+                // The cancellation's checks below; its decision reply must still have been taken into account,
+                // and before the release: inventory replied in that order, one partition, one reply queue.
                 if (!tombstone && !sent.isEmpty() && decidedBy.get(order) == null) {
                     if (sent.stream().anyMatch(replyInbox::contains)) {
-                        violations.reordered("order-service took inventory's decision after the order's release (the replies out of order)",
-                                order);
+                        violations.other("order-service took inventory's decision for a cancelled order without recording it: " + order);
                     } else {
                         violations.lost("order-service never took inventory's decision for a cancelled order", order);
                     }
+                } else if (decidedAfterRelease.contains(order)) {
+                    violations.reordered("order-service took inventory's decision after the order's release (the replies out of order)",
+                            order);
                 }
             } else if (tombstone || !status.equals("RESERVED".equals(outcome.getValue()) ? "CONFIRMED" : "REJECTED")) {
                 violations.other("order-service says " + status + ", inventory " + outcome.getValue() + ": " + order);
@@ -651,21 +659,27 @@ public final class Verifier {
         }
 
         // The relay's parking queue: exactly the events the run made unpublishable (a refused one may be parked
-        // more than once: a relay's recovery republishes the outbox), none of them with any effect; any other
-        // event parked there never reached its consumer.
+        // more than once: a relay's recovery republishes the outbox), none of them with any effect. Any other
+        // event parked there is lost if its consumer never had it, and a stale copy (one a republish would send
+        // again) if it did.
         Set<String> parkedIds = new TreeSet<>();
         for (DeadLetter event : parkedEvents) {
             parkedIds.add(event.messageId());
         }
+        Set<String> delivered = new HashSet<>(inbox);
+        delivered.addAll(replyInbox);
         for (String id : parkedIds) {
             if (!expected.refusedEvents().contains(id)) {
-                violations.lost("event parked by the relay that the run did not refuse (never delivered)", id
-                        + (eventTypes.containsKey(id) ? " " + eventTypes.get(id) + " of " + outbox.get(id) : "")
-                        + " (" + parkedEvents.stream().filter(e -> e.messageId().equals(id)).findFirst().map(DeadLetter::reason).orElse("") + ")");
+                String described = id + (eventTypes.containsKey(id) ? " " + eventTypes.get(id) + " of " + outbox.get(id) : "")
+                        + " (" + parkedEvents.stream().filter(e -> e.messageId().equals(id)).findFirst().map(DeadLetter::reason).orElse("") + ")";
+                if (delivered.contains(id)) {
+                    violations.other("an event delivered to its consumer is still parked by the relay (a stale copy): " + described);
+                } else {
+                    violations.lost("event parked by the relay that the run did not refuse (never delivered)", described);
+                }
             }
         }
-        Set<String> effects = new HashSet<>(inbox);
-        effects.addAll(replyInbox);
+        Set<String> effects = new HashSet<>(delivered);
         effects.addAll(outcomeMessages.values());
         effects.addAll(cancellations.values());
         for (String id : new TreeSet<>(expected.refusedEvents())) {

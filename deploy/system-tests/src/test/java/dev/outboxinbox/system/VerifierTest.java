@@ -381,13 +381,31 @@ class VerifierTest {
         UUID order = order(Map.of("SKU-APPLE", 1));
         reserve(order, Map.of("SKU-APPLE", 1));
         cancel(order, Map.of("SKU-APPLE", 1), OrderLoad.CancelResult.ACKNOWLEDGED);
-        // The decision reply taken (its inbox row) after the order was CANCELLED, so never recorded.
-        pg.execute(ORDERS_DB, "UPDATE orders SET decided_by = NULL, decided_at = NULL WHERE id = '" + order + "'");
+        UUID inOrder = order(Map.of("SKU-APPLE", 1));
+        reserve(inOrder, Map.of("SKU-APPLE", 1));
+        cancel(inOrder, Map.of("SKU-APPLE", 1), OrderLoad.CancelResult.ACKNOWLEDGED);
+        // order-service took the decision reply after the release (what it records when the customer was quicker).
+        pg.execute(ORDERS_DB, "UPDATE orders SET decided_at = cancelled_at + interval '1 second' WHERE id = '" + order + "'");
 
         VerificationReport report = verify(Set.of());
 
         assertThat(report.reordered()).isOne();
-        assertThat(report.violations()).anyMatch(v -> v.startsWith("REORDERED: order-service took inventory's decision after the order's release"));
+        assertThat(report.violations()).as(report.toText()).containsExactly("REORDERED: order-service took inventory's decision after the"
+                + " order's release (the replies out of order), e.g. [" + order + "]");
+    }
+
+    @Test
+    void aDecisionTakenButNotRecordedOnACancelledOrderIsAViolation() throws Exception {
+        UUID order = order(Map.of("SKU-APPLE", 1));
+        reserve(order, Map.of("SKU-APPLE", 1));
+        cancel(order, Map.of("SKU-APPLE", 1), OrderLoad.CancelResult.ACKNOWLEDGED);
+        // The decision reply's inbox row is there, the order does not show it.
+        pg.execute(ORDERS_DB, "UPDATE orders SET decided_by = NULL, decided_at = NULL WHERE id = '" + order + "'");
+
+        VerificationReport report = verify(Set.of());
+
+        assertThat(report.reordered()).isZero();
+        assertThat(report.violations()).anyMatch(v -> v.contains("took inventory's decision for a cancelled order without recording it"));
     }
 
     @Test
@@ -579,20 +597,24 @@ class VerifierTest {
         parked(refused);
         parked(refused); // parked again by a relay's recovery: still one event
         parked(tookEffect);
-        parked(order.toString()); // an order's event the relay parked and nobody sent on
+        String neverSent = refusedEvent(); // not refused by the run: parked, and nobody sent it on
+        parked(neverSent);
+        parked(order.toString()); // an order's event delivered, and a copy of it still parked
         pg.execute(INVENTORY_DB, "INSERT INTO inbox (consumer, message_id, message_type) VALUES ('inventory-service', '" + tookEffect
                 + "', 'OrderCreated')");
 
         VerificationReport report = verify(new Verifier.Expected(Set.of(), Set.of(refused, notParked, tookEffect), null));
 
-        assertThat(report.parked()).isEqualTo(3);
+        assertThat(report.parked()).isEqualTo(4);
         assertThat(report.expectedParked()).isEqualTo(3);
+        String reason = " (refused: ACCESS_REFUSED - access to exchange 'chaos.refused' in vhost '/' refused)";
         assertThat(report.violations()).as(report.toText()).containsExactlyInAnyOrder(
-                "LOST: event parked by the relay that the run did not refuse (never delivered), e.g. [" + order + " OrderCreated of " + order
-                        + " (refused: ACCESS_REFUSED - access to exchange 'chaos.refused' in vhost '/' refused)]",
+                "LOST: event parked by the relay that the run did not refuse (never delivered), e.g. [" + neverSent
+                        + " OrderCreated of null" + reason + "]", // its aggregate id is no order id
+                "an event delivered to its consumer is still parked by the relay (a stale copy): " + order + " OrderCreated of " + order + reason,
                 "refused event is not in the relay's parking queue: " + notParked,
                 "PHANTOM: a refused event took effect, e.g. [" + tookEffect + "]");
-        assertThat(verifier.convergence(verifier.walPosition()).parked()).isEqualTo(4);
+        assertThat(verifier.convergence(verifier.walPosition()).parked()).isEqualTo(5);
     }
 
     /** order-service takes a cancel: CANCELLING and its OrderCancelled event, in one transaction; returns the event's id. */
