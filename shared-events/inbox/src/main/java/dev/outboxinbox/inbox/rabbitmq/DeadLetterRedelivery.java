@@ -7,13 +7,16 @@ import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHeaders;
 import io.quarkus.logging.Log;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 
 /**
@@ -32,6 +35,13 @@ import java.util.function.UnaryOperator;
  * between the confirms and the ack leaves each dead letter twice, never none (sent back twice, the
  * inbox absorbs the second); one that arrives during a look lands before the copies. Only a failed
  * look (the broker gone, a copy refused) hands what it took back unacked, counting one delivery each.
+ *
+ * <p>The looks share one connection and one channel, kept open between them. Closed right after its
+ * acks, a channel handed back part of what it had just acked: a quorum queue (RabbitMQ 3.10) applies
+ * the acks of basic.get deliveries after the channel's end has returned them, so stale copies of dead
+ * letters already written back (or sent on) appeared in the queue after the look (DeadLetterLookTest:
+ * a look, then a fourth dead letter where three were). Kept open, every ack is settled. A failed look
+ * discards the connection, which hands back what it took; the next look opens a new one.
  */
 @ApplicationScoped
 public class DeadLetterRedelivery {
@@ -50,6 +60,12 @@ public class DeadLetterRedelivery {
     private final String deadLetterQueue;
     private final String retryExchange;
     private final String consumer;
+
+    /** The looks' connection and channel (in confirm mode), kept open between looks; guarded by this. */
+    private Connection connection;
+    private Channel channel;
+    /** Set by the broker's return of an unroutable mandatory copy, which comes before its confirm. */
+    private volatile boolean returned;
 
     DeadLetterRedelivery(BrokerSettings broker, InboxConfig config) {
         this.broker = broker;
@@ -77,13 +93,11 @@ public class DeadLetterRedelivery {
 
     /** @return every dead letter now waiting, oldest first; each stays, in place, uncounted */
     public synchronized List<DeadLetter> list() throws Exception {
-        try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-list");
-             Channel channel = connection.createChannel()) {
-            Look look = new Look(channel);
+        return look(look -> {
             look.writeBack(look.taken);
             look.done();
             return look.taken.stream().map(DeadLetterRedelivery::describe).toList();
-        }
+        });
     }
 
     /**
@@ -91,9 +105,7 @@ public class DeadLetterRedelivery {
      * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
      */
     public synchronized List<String> redeliver(Optional<String> messageId) throws Exception {
-        try (Connection connection = broker.factory().newConnection(consumer + "-dead-letters-redeliver");
-             Channel channel = connection.createChannel()) {
-            Look look = new Look(channel);
+        return look(look -> {
             List<GetResponse> chosen = look.taken.stream()
                     .filter(letter -> messageId.isEmpty() || messageId.get().equals(letter.getProps().getMessageId()))
                     .toList();
@@ -115,6 +127,46 @@ public class DeadLetterRedelivery {
                     .map(letter -> Objects.requireNonNullElse(letter.getProps().getMessageId(), "(no message id)")).toList();
             sent.forEach(id -> Log.infof("Dead letter %s sent back to %s", id, queue));
             return sent;
+        });
+    }
+
+    private interface LookAction<T> {
+        T apply(Look look) throws Exception;
+    }
+
+    /** One look on the kept channel; if it fails, the connection goes, handing back (unacked) what the look took. */
+    private <T> T look(LookAction<T> action) throws Exception {
+        try {
+            return action.apply(new Look(channel()));
+        } catch (Exception e) {
+            discard();
+            throw e;
+        }
+    }
+
+    private Channel channel() throws IOException, TimeoutException {
+        if (channel == null || !channel.isOpen()) {
+            discard();
+            connection = broker.factory().newConnection(consumer + "-dead-letters");
+            channel = connection.createChannel();
+            channel.confirmSelect();
+            // The broker returns an unroutable mandatory message before it confirms it.
+            channel.addReturnListener(r -> returned = true);
+        }
+        return channel;
+    }
+
+    @PreDestroy
+    synchronized void discard() {
+        Connection gone = connection;
+        connection = null;
+        channel = null;
+        if (gone != null) {
+            try {
+                gone.abort(5_000);
+            } catch (RuntimeException e) {
+                Log.debugf(e, "Closing the dead-letter looks' connection");
+            }
         }
     }
 
@@ -123,13 +175,9 @@ public class DeadLetterRedelivery {
 
         private final Channel channel;
         private final List<GetResponse> taken = new ArrayList<>();
-        private volatile boolean returned;
 
         Look(Channel channel) throws Exception {
             this.channel = channel;
-            channel.confirmSelect();
-            // The broker returns an unroutable mandatory message before it confirms it.
-            channel.addReturnListener(r -> returned = true);
             long waiting = channel.messageCount(deadLetterQueue);
             for (GetResponse letter; taken.size() < waiting
                     && (letter = channel.basicGet(deadLetterQueue, false)) != null; ) {

@@ -11,6 +11,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -43,6 +44,9 @@ class DeadLetterLookTest {
         for (int look = 0; look < 25; look++) {
             assertThat(deadLetters.list()).extracting(DeadLetterRedelivery.DeadLetter::messageId).containsExactlyElementsOf(ids);
         }
+        // Every look's acks settled: no stale copy of a dead letter comes back after the looks (on RabbitMQ
+        // 3.10, a look that closed its channel right after acking left some; the next test found four of three).
+        await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10)).until(() -> deadLetters.depth() == 3);
 
         List<GetResponse> left = broker.take(DEAD_LETTER_QUEUE);
         System.out.printf("DeadLetterLookTest: after 25 looks, x-delivery-count %s%n", left.stream().map(DeadLetterLookTest::deliveryCount).toList());
@@ -63,7 +67,7 @@ class DeadLetterLookTest {
         }
         assertThat(deadLetters.redeliver(Optional.of(ids.get(1)))).containsExactly(ids.get(1));
         // Sent back through the retry exchange, it is parked again for the same reason: behind the others.
-        await().atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 3);
+        await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 3);
 
         List<GetResponse> left = broker.take(DEAD_LETTER_QUEUE);
         System.out.printf("DeadLetterLookTest: after 6 redeliveries, x-delivery-count %s%n", left.stream().map(DeadLetterLookTest::deliveryCount).toList());
@@ -72,14 +76,32 @@ class DeadLetterLookTest {
                 .allSatisfy(count -> assertThat(count == null ? 0L : ((Number) count).longValue()).isZero());
     }
 
+    @Test
+    void twoHundredDeadLettersLookedAtAgainAndAgainStayOnce() throws Exception {
+        List<String> ids = park(200);
+
+        for (int look = 0; look < 3; look++) {
+            assertThat(deadLetters.list()).hasSize(200);
+        }
+        // A look that closed its channel right after its acks left stale copies behind on RabbitMQ 3.10 (the
+        // relay's parking queue: 200 acked, 33 settled); they came back after the look.
+        await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 200);
+        assertThat(broker.take(DEAD_LETTER_QUEUE)).extracting(m -> m.getProps().getMessageId()).containsExactlyElementsOf(ids);
+    }
+
     /** Three messages of a type the consumer does not know, parked in order; the dead-letter queue holds only them. */
     private List<String> parkThree() throws Exception {
+        return park(3);
+    }
+
+    private List<String> park(int count) throws Exception {
         broker.take(DEAD_LETTER_QUEUE);
-        List<String> ids = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString(), UUID.randomUUID().toString());
-        for (int i = 0; i < ids.size(); i++) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            ids.add(UUID.randomUUID().toString());
             broker.publish(ids.get(i), "Waved", ("wave " + i).getBytes(StandardCharsets.UTF_8));
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == 3);
+        await().atMost(Duration.ofSeconds(30)).until(() -> deadLetters.depth() == count);
         return ids;
     }
 
