@@ -12,9 +12,13 @@ import io.quarkus.logging.Log;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
+import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +59,7 @@ class ConfirmingPublisher {
     private static final int REPUBLISH_CHUNK = 500;
 
     private final ConnectionFactory factory;
+    private final HeldAggregates held;
     private final RelayConfig.Publishing config;
     private final String connectionName;
     private final ReentrantLock lock = new ReentrantLock();
@@ -72,7 +77,8 @@ class ConfirmingPublisher {
     /** Exchanges the broker refuses now, with its words: readiness shows them; a later event that goes through clears its exchange. */
     private final Map<String, String> refusals = new ConcurrentHashMap<>();
 
-    ConfirmingPublisher(RelayConfig config) {
+    ConfirmingPublisher(RelayConfig config, HeldAggregates held) {
+        this.held = held;
         this.config = config.publishing();
         this.connectionName = config.publishing().connectionName().orElse("outbox-relay");
         this.factory = new ConnectionFactory();
@@ -94,7 +100,8 @@ class ConfirmingPublisher {
      * Publishes the batch and returns once the broker has taken responsibility for all of it. An
      * event the broker returned as unroutable (no queue bound for it), or whose exchange it refuses, is
      * parked in {@value Topology#RELAY_PARKING_QUEUE}, confirmed too, with the reason: it neither blocks
-     * the events behind it nor is dropped.
+     * the events behind it nor is dropped. Its aggregate is held ({@link HeldAggregates}): the aggregate's
+     * later events are parked behind it, not sent, until a republish sends them all on in order.
      *
      * @return the events that were parked
      */
@@ -104,13 +111,30 @@ class ConfirmingPublisher {
         }
         lock.lockInterruptibly();
         try {
-            List<BatchConfirms.Returned> undeliverable = deliver(batch);
+            Map<HeldAggregates.Key, String> holding = held.heldAmong(batch);
+            List<BatchConfirms.Returned> heldBack = new ArrayList<>();
+            List<OutboundMessage> free = new ArrayList<>(batch.size());
+            for (OutboundMessage message : batch) {
+                HeldAggregates.Key key = HeldAggregates.Key.of(message); // null for a malformed row: never held
+                String behind = key == null ? null : holding.get(key);
+                if (behind != null) {
+                    heldBack.add(new BatchConfirms.Returned(message, behind));
+                } else {
+                    free.add(message);
+                }
+            }
+            List<BatchConfirms.Returned> returned = deliver(free);
+            warnOfOvertaking(free, returned);
+            List<BatchConfirms.Returned> undeliverable = inOrder(batch, heldBack, returned);
             park(undeliverable);
+            held.parked(undeliverable);
             blocked = null;
             return undeliverable;
         } catch (IOException | TimeoutException | RuntimeException e) {
             // AlreadyClosedException and ShutdownSignalException are runtime exceptions: the channel is gone.
             throw failed(e);
+        } catch (SQLException e) {
+            throw new PublishFailedException("the relay's database did not record the aggregates held behind parked events", e);
         } catch (PublishFailedException e) {
             discardConnection(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
             throw e;
@@ -122,12 +146,55 @@ class ConfirmingPublisher {
         }
     }
 
+    /** The parked in the order of the batch (the parking queue keeps each aggregate's events in the order they were written). */
+    private static List<BatchConfirms.Returned> inOrder(List<OutboundMessage> batch, List<BatchConfirms.Returned> heldBack,
+                                                        List<BatchConfirms.Returned> returned) {
+        if (heldBack.isEmpty()) {
+            return returned;
+        }
+        Map<OutboundMessage, Integer> position = new IdentityHashMap<>();
+        for (int i = 0; i < batch.size(); i++) {
+            position.put(batch.get(i), i);
+        }
+        List<BatchConfirms.Returned> all = new ArrayList<>(heldBack);
+        all.addAll(returned);
+        all.sort(Comparator.comparingInt(r -> position.getOrDefault(r.message(), Integer.MAX_VALUE)));
+        return all;
+    }
+
+    /**
+     * An event of an aggregate sent on while an earlier one of the same batch came back: the routing changed
+     * between the two publishes (a binding made in that instant). Nothing can take it back; it is said loudly.
+     */
+    private static void warnOfOvertaking(List<OutboundMessage> sent, List<BatchConfirms.Returned> returned) {
+        if (returned.isEmpty()) {
+            return;
+        }
+        Map<HeldAggregates.Key, String> parkedFirst = new HashMap<>();
+        Set<OutboundMessage> back = Collections.newSetFromMap(new IdentityHashMap<>());
+        returned.forEach(r -> back.add(r.message()));
+        for (OutboundMessage message : sent) {
+            HeldAggregates.Key key = HeldAggregates.Key.of(message);
+            if (back.contains(message)) {
+                if (key != null) {
+                    parkedFirst.putIfAbsent(key, message.eventId());
+                }
+            } else if (key != null && parkedFirst.containsKey(key)) {
+                Log.errorf("Event %s of %s reached its exchange although the earlier event %s of the same aggregate was parked:"
+                        + " the routing changed within one batch; the consumer gets them out of order", message.eventId(), key,
+                        parkedFirst.get(key));
+            }
+        }
+    }
+
     /**
      * Sends every parked event back to where it was first published, a chunk at a time. Each one sent
      * on is acked off the parking queue only after the broker confirmed it where it belongs. One still
      * unroutable or refused is written back to the parking queue as a fresh, confirmed copy with the
      * new reason, and only then is the old copy acked: never handed back with a requeue, which counts
-     * toward a quorum queue's delivery limit (on RabbitMQ 4.x every queue has one, 20 by default).
+     * toward a quorum queue's delivery limit (on RabbitMQ 4.x every queue has one, 20 by default). An
+     * aggregate one of whose events stays parked keeps its later events parked behind it, in order
+     * ({@link HeldAggregates}); one all of whose parked events went on is released.
      */
     Republished republishParked() throws PublishFailedException, InterruptedException {
         lock.lockInterruptibly();
@@ -138,9 +205,15 @@ class ConfirmingPublisher {
             // returned them (200 taken and acked, 33 settled), so stale copies of events already sent on stayed
             // parked (chaos seed 11: 293; BrokerRefusalIT). Kept open, every ack is settled.
             Channel taker = parkedTaker();
+            // Read before anything is taken: an aggregate whose count moves meanwhile (another relay parked an
+            // event of it) stays held.
+            Map<HeldAggregates.Key, Long> heldBefore = held.counts();
             long waiting = taker.messageCount(Topology.RELAY_PARKING_QUEUE);
             List<String> sent = new ArrayList<>();
             List<BatchConfirms.Returned> stillParked = new ArrayList<>();
+            // An aggregate one of whose events stays parked: its later ones stay parked behind it, in order.
+            Set<HeldAggregates.Key> stillHeld = new HashSet<>();
+            Set<HeldAggregates.Key> sentOn = new HashSet<>();
             long taken = 0;
             while (taken < waiting) {
                 List<GetResponse> chunk = new ArrayList<>();
@@ -152,17 +225,50 @@ class ConfirmingPublisher {
                     break;
                 }
                 List<OutboundMessage> unparked = chunk.stream().map(g -> OutboundMessage.unparked(g.getProps(), g.getBody())).toList();
-                List<BatchConfirms.Returned> stuck = deliver(unparked);
+                List<BatchConfirms.Returned> heldBack = new ArrayList<>();
+                List<OutboundMessage> free = new ArrayList<>();
+                for (OutboundMessage message : unparked) {
+                    if (stillHeld.contains(HeldAggregates.Key.of(message))) {
+                        heldBack.add(new BatchConfirms.Returned(message, "held back behind an earlier event of the same aggregate,"
+                                + " still parked; POST /parked/republish sends them on in order"));
+                    } else {
+                        free.add(message);
+                    }
+                }
+                List<BatchConfirms.Returned> stuck = inOrder(unparked, heldBack, deliver(free));
                 park(stuck);
+                held.parked(stuck);
                 taker.basicAck(chunk.get(chunk.size() - 1).getEnvelope().getDeliveryTag(), true);
-                Set<String> stuckIds = new HashSet<>(stuck.stream().map(r -> r.message().eventId()).toList());
-                unparked.stream().map(OutboundMessage::eventId).filter(id -> !stuckIds.contains(id)).forEach(sent::add);
+                Set<OutboundMessage> stuckMessages = Collections.newSetFromMap(new IdentityHashMap<>());
+                for (BatchConfirms.Returned r : stuck) {
+                    stuckMessages.add(r.message());
+                    HeldAggregates.Key key = HeldAggregates.Key.of(r.message());
+                    if (key != null) {
+                        stillHeld.add(key);
+                    }
+                }
+                for (OutboundMessage message : unparked) {
+                    if (!stuckMessages.contains(message)) {
+                        sent.add(message.eventId());
+                        HeldAggregates.Key key = HeldAggregates.Key.of(message);
+                        if (key != null) {
+                            sentOn.add(key);
+                        }
+                    }
+                }
                 stillParked.addAll(stuck);
             }
+            sentOn.removeAll(stillHeld);
+            held.released(heldBefore, sentOn);
             blocked = null;
             return new Republished(sent, stillParked);
         } catch (IOException | TimeoutException | RuntimeException e) {
             throw failed(e); // unacked parked copies go back to their queue with the connection
+        } catch (SQLException e) {
+            // What was sent on and acked stays so, its aggregates held until a republish records them released; the
+            // chunk in hand goes back with the connection (copies: sent again, the inbox absorbs them).
+            discardConnection();
+            throw new PublishFailedException("the relay's database did not record the held aggregates", e);
         } catch (PublishFailedException e) {
             discardConnection();
             throw e;

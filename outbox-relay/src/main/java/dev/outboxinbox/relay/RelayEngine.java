@@ -40,14 +40,16 @@ public class RelayEngine {
     private final SlotRecovery recovery;
     private final RelayStatus status;
     private final RelayLeadership leadership;
+    private final HeldAggregates held;
     private final Backoff backoff;
     private final ExecutorService supervisor = Executors.newSingleThreadExecutor(r -> new Thread(r, "relay-engine"));
     private final AtomicReference<DebeziumEngine<RecordChangeEvent<SourceRecord>>> engine = new AtomicReference<>();
     private volatile boolean stopping;
 
     RelayEngine(RelayConfig config, OutboxBatchHandler handler, ConfirmingPublisher publisher, SlotRecovery recovery,
-                RelayStatus status, RelayLeadership leadership) {
+                RelayStatus status, RelayLeadership leadership, HeldAggregates held) {
         this.config = config;
+        this.held = held;
         this.leadership = leadership;
         this.handler = handler;
         this.publisher = publisher;
@@ -161,6 +163,8 @@ public class RelayEngine {
             }
             long committedBefore = status.published();
             AtomicReference<Throwable> failure = new AtomicReference<>();
+            // Another instance may have held or released aggregates while this one did not lead.
+            held.forget();
             try {
                 recovery.ensureSlotAndRecover();
                 leadership.requireLeading(); // deposed during the recovery: no engine

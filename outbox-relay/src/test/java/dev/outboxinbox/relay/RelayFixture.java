@@ -140,13 +140,18 @@ final class RelayFixture {
      * the commit lies beyond it, so a slot confirmed past that position has taken the event as done.
      */
     static RawEvent insertRaw(String aggregateType, String type) {
+        return insertRaw(aggregateType, "agg-1", type);
+    }
+
+    /** A raw outbox row of one aggregate, as {@link #insertRaw(String, String)}. */
+    static RawEvent insertRaw(String aggregateType, String aggregateId, String type) {
         String id = UUID.randomUUID().toString();
         try (Connection c = postgres().connect(SOURCE_DB)) {
             c.setAutoCommit(false);
             try (var statement = c.createStatement()) {
                 statement.execute("""
                         INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, occurred_at)
-                        VALUES ('%s', '%s', 'agg-1', '%s', 1, '{"probe": true}', now())""".formatted(id, aggregateType, type));
+                        VALUES ('%s', '%s', '%s', '%s', 1, '{"probe": true}', now())""".formatted(id, aggregateType, aggregateId, type));
                 try (var rs = statement.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
                     rs.next();
                     String lsn = rs.getString(1);

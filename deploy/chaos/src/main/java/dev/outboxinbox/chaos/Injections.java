@@ -26,6 +26,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Messages the chaos run publishes straight to the broker (poison, copies of delivered events), outbox
@@ -161,11 +163,25 @@ final class Injections {
         }
     }
 
-    /** Publishes {@code count} events from the outbox again (drawn from the newest 500), exactly as the relay published them. */
+    /** How long a republish waits for the outbox's first events (a kill of order-service early in the run delays them). */
+    static final Duration REPUBLISH_WAIT = Duration.ofSeconds(60);
+
+    /**
+     * Publishes {@code count} events from the outbox again (drawn from the newest 500), exactly as the relay published
+     * them. With none to draw from yet, it waits for the load's first ones, within {@link #REPUBLISH_WAIT}; then it
+     * fails as a fault that could not be injected: a republish of nothing made no copy, and a negative control that
+     * relies on its copies would fail for the harness's sake (seed 30880's control once did: two kills first, and the
+     * outbox was still empty when its republish came).
+     */
     void republish(int count) throws Exception {
+        long deadline = System.nanoTime() + REPUBLISH_WAIT.toNanos();
         List<Replay.OutboxEvent> recent = Replay.newest(system.orders(), 500);
-        if (recent.isEmpty()) {
-            return;
+        while (recent.isEmpty()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("no event in the outbox to republish after " + REPUBLISH_WAIT.toSeconds() + " s");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // polling the outbox, bounded by the deadline
+            recent = Replay.newest(system.orders(), 500);
         }
         List<Replay.OutboxEvent> chosen = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
