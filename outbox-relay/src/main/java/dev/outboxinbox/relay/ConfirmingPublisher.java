@@ -123,6 +123,11 @@ class ConfirmingPublisher {
                     free.add(message);
                 }
             }
+            if (!heldBack.isEmpty()) {
+                OutboundMessage first = heldBack.get(0).message();
+                Log.warnf("%d event(s) held back behind parked events of their aggregates, parked behind them (first: %s of %s);"
+                        + " POST /parked/republish sends them on in order", heldBack.size(), first.eventId(), HeldAggregates.Key.of(first));
+            }
             List<BatchConfirms.Returned> returned = deliver(free);
             warnOfOvertaking(free, returned);
             List<BatchConfirms.Returned> undeliverable = inOrder(batch, heldBack, returned);

@@ -359,6 +359,51 @@ class WholeFlowIT {
         assertThat(report.violations()).as(report.toText()).isEmpty();
     }
 
+    /**
+     * A cancellation through every hop and back: POST /orders/{id}/cancel → CANCELLING and OrderCancelled in one
+     * transaction → relay → inventory releases what the order reserved, once → its reply → order-service, CANCELLED.
+     * Asked again, the same order, nothing written; a rejected order cannot be cancelled (409, problem+json).
+     */
+    @Test
+    @Order(7)
+    void aConfirmedOrderCancelledReleasesItsStockOnceAndEndsCancelled() throws Exception {
+        UUID apple = place("SKU-APPLE");
+        UUID durian = place("SKU-DURIAN");
+        await().atMost(Duration.ofSeconds(30)).until(() -> "CONFIRMED".equals(statusOf(apple)));
+        await().atMost(Duration.ofSeconds(30)).until(() -> "REJECTED".equals(statusOf(durian)));
+        int reservedBefore = stock().get("SKU-APPLE");
+        long cancellationsBefore = count(system.orders(), "SELECT count(*) FROM outbox WHERE type = 'OrderCancelled'");
+
+        HttpResponse<String> first = cancel(apple);
+
+        assertThat(first.statusCode()).as(first.body()).isEqualTo(202);
+        assertThat(JSON.readTree(first.body()).get("status").asText()).isEqualTo("CANCELLING");
+        await().atMost(Duration.ofSeconds(30)).until(() -> "CANCELLED".equals(statusOf(apple)));
+        JsonNode reservation = getJson(system.inventoryService().resolve("/orders/" + apple + "/reservation"));
+        assertThat(reservation.get("cancelledAt").isNull()).as("cancelled in inventory: %s", reservation).isFalse();
+        assertThat(reservation.get("released")).as("released what it reserved: %s", reservation).hasSize(1);
+        assertThat(reservation.get("released").get(0).get("sku").asText()).isEqualTo("SKU-APPLE");
+        assertThat(reservation.get("released").get(0).get("quantity").asInt()).isOne();
+        assertThat(stock().get("SKU-APPLE")).as("SKU-APPLE reserved after the release").isEqualTo(reservedBefore - 1);
+
+        HttpResponse<String> again = cancel(apple);
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(count(system.orders(), "SELECT count(*) FROM outbox WHERE type = 'OrderCancelled'"))
+                .as("one OrderCancelled, however often it is asked").isEqualTo(cancellationsBefore + 1);
+
+        HttpResponse<String> rejected = cancel(durian);
+        assertThat(rejected.statusCode()).as(rejected.body()).isEqualTo(409);
+        assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+        assertThat(JSON.readTree(rejected.body()).get("detail").asText()).contains("inventory rejected this order");
+        assertThat(stock().get("SKU-APPLE")).as("released once").isEqualTo(reservedBefore - 1);
+    }
+
+    private static HttpResponse<String> cancel(UUID order) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(system.orderService().resolve("/orders/" + order + "/cancel"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     /** POST /orders of one unit, with an Idempotency-Key (every committed order of a run has one); the answer says PENDING. */
     private static UUID place(String sku) throws Exception {
         HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(system.orderService().resolve("/orders"))
