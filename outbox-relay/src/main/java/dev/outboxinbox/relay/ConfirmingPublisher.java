@@ -111,10 +111,56 @@ class ConfirmingPublisher {
         }
         lock.lockInterruptibly();
         try {
-            Map<HeldAggregates.Key, String> holding = held.heldAmong(batch);
-            List<BatchConfirms.Returned> heldBack = new ArrayList<>();
-            List<OutboundMessage> free = new ArrayList<>(batch.size());
-            for (OutboundMessage message : batch) {
+            List<BatchConfirms.Returned> undeliverable = sendHolding(batch, held.heldAmong(batch));
+            if (!undeliverable.isEmpty()) {
+                held.aboutToPark();
+                park(undeliverable);
+                held.parked(undeliverable);
+            }
+            held.commit();
+            blocked = null;
+            return undeliverable;
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            held.rollback();
+            // AlreadyClosedException and ShutdownSignalException are runtime exceptions: the channel is gone.
+            throw failed(e);
+        } catch (SQLException e) {
+            held.rollback();
+            throw new PublishFailedException("the relay's database did not record the aggregates held behind parked events", e);
+        } catch (PublishFailedException e) {
+            held.rollback();
+            discardConnection(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
+            throw e;
+        } catch (InterruptedException e) {
+            held.rollback();
+            discardConnection(); // confirms may be outstanding: this channel must not carry another batch
+            throw e;
+        } catch (Error e) {
+            held.rollback();
+            discardConnection();
+            throw e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sends the messages on, each aggregate's events in rounds (its first event in the first round, its
+     * second in the second, …), each round confirmed before the next: an event that comes back (unroutable,
+     * refused) holds its aggregate, so its later events in the same call are not sent either, whatever the
+     * routing does in between (a binding made between two publishes). Events of an aggregate in
+     * {@code holding} are not sent at all. Only a call with an aggregate twice pays a second round trip.
+     *
+     * @param holding the aggregates held, each with why; an aggregate whose event came back is added
+     * @return what is to be parked, in the order of {@code messages}
+     */
+    private List<BatchConfirms.Returned> sendHolding(List<OutboundMessage> messages, Map<HeldAggregates.Key, String> holding)
+            throws IOException, TimeoutException, InterruptedException, PublishFailedException {
+        List<BatchConfirms.Returned> heldBack = new ArrayList<>();
+        List<BatchConfirms.Returned> returned = new ArrayList<>();
+        for (List<OutboundMessage> round : rounds(messages)) {
+            List<OutboundMessage> free = new ArrayList<>(round.size());
+            for (OutboundMessage message : round) {
                 HeldAggregates.Key key = HeldAggregates.Key.of(message); // null for a malformed row: never held
                 String behind = key == null ? null : holding.get(key);
                 if (behind != null) {
@@ -123,73 +169,49 @@ class ConfirmingPublisher {
                     free.add(message);
                 }
             }
-            if (!heldBack.isEmpty()) {
-                OutboundMessage first = heldBack.get(0).message();
-                Log.warnf("%d event(s) held back behind parked events of their aggregates, parked behind them (first: %s of %s);"
-                        + " POST /parked/republish sends them on in order", heldBack.size(), first.eventId(), HeldAggregates.Key.of(first));
+            for (BatchConfirms.Returned back : deliver(free)) {
+                returned.add(back);
+                HeldAggregates.Key key = HeldAggregates.Key.of(back.message());
+                if (key != null) {
+                    holding.putIfAbsent(key, "held back behind parked event " + back.message().eventId()
+                            + " of the same aggregate (" + back.reason() + "); POST /parked/republish sends them on in order");
+                }
             }
-            List<BatchConfirms.Returned> returned = deliver(free);
-            warnOfOvertaking(free, returned);
-            List<BatchConfirms.Returned> undeliverable = inOrder(batch, heldBack, returned);
-            park(undeliverable);
-            held.parked(undeliverable);
-            blocked = null;
-            return undeliverable;
-        } catch (IOException | TimeoutException | RuntimeException e) {
-            // AlreadyClosedException and ShutdownSignalException are runtime exceptions: the channel is gone.
-            throw failed(e);
-        } catch (SQLException e) {
-            throw new PublishFailedException("the relay's database did not record the aggregates held behind parked events", e);
-        } catch (PublishFailedException e) {
-            discardConnection(); // a timeout, a nack or a lost channel: start the next attempt on a fresh one
-            throw e;
-        } catch (InterruptedException e) {
-            discardConnection(); // confirms may be outstanding: this channel must not carry another batch
-            throw e;
-        } finally {
-            lock.unlock();
         }
+        if (!heldBack.isEmpty()) {
+            OutboundMessage first = heldBack.get(0).message();
+            Log.warnf("%d event(s) held back behind parked events of their aggregates, parked behind them (first: %s of %s);"
+                    + " POST /parked/republish sends them on in order", heldBack.size(), first.eventId(), HeldAggregates.Key.of(first));
+        }
+        return inOrder(messages, heldBack, returned);
     }
 
-    /** The parked in the order of the batch (the parking queue keeps each aggregate's events in the order they were written). */
-    private static List<BatchConfirms.Returned> inOrder(List<OutboundMessage> batch, List<BatchConfirms.Returned> heldBack,
-                                                        List<BatchConfirms.Returned> returned) {
-        if (heldBack.isEmpty()) {
-            return returned;
+    /** The messages in rounds: round k holds the k-th message of each aggregate, in their order; malformed rows go in the first. */
+    private static List<List<OutboundMessage>> rounds(List<OutboundMessage> messages) {
+        List<List<OutboundMessage>> rounds = new ArrayList<>();
+        Map<HeldAggregates.Key, Integer> seen = new HashMap<>();
+        for (OutboundMessage message : messages) {
+            HeldAggregates.Key key = HeldAggregates.Key.of(message);
+            int round = key == null ? 0 : seen.merge(key, 1, Integer::sum) - 1;
+            while (rounds.size() <= round) {
+                rounds.add(new ArrayList<>());
+            }
+            rounds.get(round).add(message);
         }
+        return rounds;
+    }
+
+    /** The parked in the order of the messages (the parking queue keeps each aggregate's events in the order they were written). */
+    private static List<BatchConfirms.Returned> inOrder(List<OutboundMessage> messages, List<BatchConfirms.Returned> heldBack,
+                                                        List<BatchConfirms.Returned> returned) {
         Map<OutboundMessage, Integer> position = new IdentityHashMap<>();
-        for (int i = 0; i < batch.size(); i++) {
-            position.put(batch.get(i), i);
+        for (int i = 0; i < messages.size(); i++) {
+            position.put(messages.get(i), i);
         }
         List<BatchConfirms.Returned> all = new ArrayList<>(heldBack);
         all.addAll(returned);
         all.sort(Comparator.comparingInt(r -> position.getOrDefault(r.message(), Integer.MAX_VALUE)));
         return all;
-    }
-
-    /**
-     * An event of an aggregate sent on while an earlier one of the same batch came back: the routing changed
-     * between the two publishes (a binding made in that instant). Nothing can take it back; it is said loudly.
-     */
-    private static void warnOfOvertaking(List<OutboundMessage> sent, List<BatchConfirms.Returned> returned) {
-        if (returned.isEmpty()) {
-            return;
-        }
-        Map<HeldAggregates.Key, String> parkedFirst = new HashMap<>();
-        Set<OutboundMessage> back = Collections.newSetFromMap(new IdentityHashMap<>());
-        returned.forEach(r -> back.add(r.message()));
-        for (OutboundMessage message : sent) {
-            HeldAggregates.Key key = HeldAggregates.Key.of(message);
-            if (back.contains(message)) {
-                if (key != null) {
-                    parkedFirst.putIfAbsent(key, message.eventId());
-                }
-            } else if (key != null && parkedFirst.containsKey(key)) {
-                Log.errorf("Event %s of %s reached its exchange although the earlier event %s of the same aggregate was parked:"
-                        + " the routing changed within one batch; the consumer gets them out of order", message.eventId(), key,
-                        parkedFirst.get(key));
-            }
-        }
     }
 
     /**
@@ -199,10 +221,14 @@ class ConfirmingPublisher {
      * new reason, and only then is the old copy acked: never handed back with a requeue, which counts
      * toward a quorum queue's delivery limit (on RabbitMQ 4.x every queue has one, 20 by default). An
      * aggregate one of whose events stays parked keeps its later events parked behind it, in order
-     * ({@link HeldAggregates}); one all of whose parked events went on is released.
+     * ({@link HeldAggregates}); one all of whose parked events went on is released. A malformed row's
+     * copy stays parked: it cannot be sent as it is. No batch parks, and no other republish runs, on any
+     * instance meanwhile (the held aggregates' lock).
      */
     Republished republishParked() throws PublishFailedException, InterruptedException {
         lock.lockInterruptibly();
+        // Taken from the parking queue and not yet acked: if the republish fails, they go back with the connection.
+        boolean inHand = false;
         try {
             // A channel of its own for taking and acking (a refusal that closes a publishing channel leaves it
             // open), kept open after the republish. Closed at once, it handed back part of what it had just acked:
@@ -210,14 +236,14 @@ class ConfirmingPublisher {
             // returned them (200 taken and acked, 33 settled), so stale copies of events already sent on stayed
             // parked (chaos seed 11: 293; BrokerRefusalIT). Kept open, every ack is settled.
             Channel taker = parkedTaker();
-            // Read before anything is taken: an aggregate whose count moves meanwhile (another relay parked an
-            // event of it) stays held.
-            Map<HeldAggregates.Key, Long> heldBefore = held.counts();
+            held.republishing();
+            // Read before anything is taken: an aggregate whose row moves meanwhile stays held.
+            Map<HeldAggregates.Key, Long> heldBefore = held.versions();
             long waiting = taker.messageCount(Topology.RELAY_PARKING_QUEUE);
             List<String> sent = new ArrayList<>();
             List<BatchConfirms.Returned> stillParked = new ArrayList<>();
-            // An aggregate one of whose events stays parked: its later ones stay parked behind it, in order.
-            Set<HeldAggregates.Key> stillHeld = new HashSet<>();
+            // The aggregates one of whose events stays parked: their later ones stay parked behind it, in order.
+            Map<HeldAggregates.Key, String> stillHeld = new HashMap<>();
             Set<HeldAggregates.Key> sentOn = new HashSet<>();
             long taken = 0;
             while (taken < waiting) {
@@ -225,33 +251,30 @@ class ConfirmingPublisher {
                 for (GetResponse parked; taken < waiting && chunk.size() < REPUBLISH_CHUNK
                         && (parked = taker.basicGet(Topology.RELAY_PARKING_QUEUE, false)) != null; taken++) {
                     chunk.add(parked);
+                    inHand = true;
                 }
                 if (chunk.isEmpty()) {
                     break;
                 }
-                List<OutboundMessage> unparked = chunk.stream().map(g -> OutboundMessage.unparked(g.getProps(), g.getBody())).toList();
-                List<BatchConfirms.Returned> heldBack = new ArrayList<>();
-                List<OutboundMessage> free = new ArrayList<>();
-                for (OutboundMessage message : unparked) {
-                    if (stillHeld.contains(HeldAggregates.Key.of(message))) {
-                        heldBack.add(new BatchConfirms.Returned(message, "held back behind an earlier event of the same aggregate,"
-                                + " still parked; POST /parked/republish sends them on in order"));
+                List<OutboundMessage> unparked = new ArrayList<>();
+                List<BatchConfirms.Returned> malformed = new ArrayList<>();
+                for (GetResponse g : chunk) {
+                    OutboundMessage message = OutboundMessage.unparked(g.getProps(), g.getBody());
+                    if (message.properties().getHeaders().containsKey(OutboundMessage.MALFORMED)) {
+                        malformed.add(new BatchConfirms.Returned(message, "malformed outbox row, not sent on: "
+                                + message.properties().getHeaders().get(OutboundMessage.MALFORMED)));
                     } else {
-                        free.add(message);
+                        unparked.add(message);
                     }
                 }
-                List<BatchConfirms.Returned> stuck = inOrder(unparked, heldBack, deliver(free));
+                List<BatchConfirms.Returned> stuck = new ArrayList<>(malformed);
+                stuck.addAll(sendHolding(unparked, stillHeld));
                 park(stuck);
                 held.parked(stuck);
                 taker.basicAck(chunk.get(chunk.size() - 1).getEnvelope().getDeliveryTag(), true);
+                inHand = false;
                 Set<OutboundMessage> stuckMessages = Collections.newSetFromMap(new IdentityHashMap<>());
-                for (BatchConfirms.Returned r : stuck) {
-                    stuckMessages.add(r.message());
-                    HeldAggregates.Key key = HeldAggregates.Key.of(r.message());
-                    if (key != null) {
-                        stillHeld.add(key);
-                    }
-                }
+                stuck.forEach(r -> stuckMessages.add(r.message()));
                 for (OutboundMessage message : unparked) {
                     if (!stuckMessages.contains(message)) {
                         sent.add(message.eventId());
@@ -263,22 +286,34 @@ class ConfirmingPublisher {
                 }
                 stillParked.addAll(stuck);
             }
-            sentOn.removeAll(stillHeld);
-            held.released(heldBefore, sentOn);
+            // Having taken every parked event there was (no instance parks while this runs), an aggregate none of
+            // whose events stays parked is released, whether one of them was sent now or none was left (a hold that
+            // outlived its events: a relay that died between its acks and its release). Else only those sent now.
+            Set<HeldAggregates.Key> release = new HashSet<>(taken >= waiting ? heldBefore.keySet() : sentOn);
+            release.removeAll(stillHeld.keySet());
+            held.released(heldBefore, release);
+            held.commit();
             blocked = null;
             return new Republished(sent, stillParked);
         } catch (IOException | TimeoutException | RuntimeException e) {
+            held.rollback();
             throw failed(e); // unacked parked copies go back to their queue with the connection
         } catch (SQLException e) {
-            // What was sent on and acked stays so, its aggregates held until a republish records them released; the
-            // chunk in hand goes back with the connection (copies: sent again, the inbox absorbs them).
-            discardConnection();
+            held.rollback();
+            // What was sent on and acked stays so, its aggregates held until a republish records them released. A
+            // chunk in hand goes back with the connection (copies: sent again, the inbox absorbs them); with none in
+            // hand the connection stays, since closing a channel right after its acks would hand back acked copies.
+            if (inHand) {
+                discardConnection();
+            }
             throw new PublishFailedException("the relay's database did not record the held aggregates", e);
-        } catch (PublishFailedException e) {
+        } catch (PublishFailedException | InterruptedException e) {
+            held.rollback();
             discardConnection();
             throw e;
-        } catch (InterruptedException e) {
-            discardConnection();
+        } catch (Error e) {
+            held.rollback();
+            discardConnection(); // what was taken must not stay unacked on a channel a later ack would clear
             throw e;
         } finally {
             lock.unlock();

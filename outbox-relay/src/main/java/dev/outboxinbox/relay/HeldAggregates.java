@@ -28,28 +28,41 @@ import java.util.Set;
  * straight through, and inventory saw the cancellation first (chaos --full, seed 11: one tombstone).
  *
  * <p>The held aggregates are rows of {@value #TABLE} in the relay's own database, so a restart or the
- * standby taking over holds them too. Each row counts the events parked for its aggregate; a republish
- * deletes the rows of the aggregates it sent on only if the count is still what it was when the
- * republish began, so an event another instance parked meanwhile (a relay shares the parking queue with
- * the other relays) keeps its aggregate held. This instance keeps the keys it knows in memory, and
- * confirms a hit against the table before holding anything: the hot path asks the database only for
- * a batch that touches a held aggregate. A failure to record a hold fails the batch, retried whole.
+ * standby taking over holds them too. This instance keeps the keys it knows in memory, and confirms a
+ * hit against the table before holding anything: the hot path asks the database only for a batch that
+ * touches a held aggregate, or that parks something.
  *
- * <p>The hold is by aggregate type and id (the exchange and the {@code aggregate_id} header). Not held:
- * a malformed row (parked straight, it can never be sent on), and, within one batch, an event sent
- * while the routing changed between its publish and an earlier event's of its aggregate (logged).
+ * <p>Every relay instance (the standby, the other relays: they share the parking queue) may park and
+ * republish, so the two are kept apart by an advisory lock in the relay's database: a republish holds it
+ * exclusively for its whole run, a batch that holds or parks anything holds it shared from its look at
+ * the table to its rows' commit. Otherwise a batch could park an aggregate's later event while a republish
+ * on another instance writes that aggregate's still-stuck earlier one back behind it, or release an
+ * aggregate whose event it had just parked. Both locks are transaction-scoped, and the session ends a
+ * transaction idle for longer than {@value #IDLE_MILLIS} ms: an instance frozen while it holds one does
+ * not hold up the others for longer. A row's {@code version} comes from a sequence, so a republish
+ * releases an aggregate only if nothing parked an event of it since the republish read the row.
+ *
+ * <p>The hold is by aggregate type and id (the exchange and the {@code aggregate_id} header). A
+ * malformed row never holds its aggregate: it can never be sent on, and would hold it for good.
  */
 @ApplicationScoped
 class HeldAggregates {
 
     static final String TABLE = "relay_held_aggregates";
+    /** The advisory lock that keeps republishes (exclusive) and batches that hold or park (shared) apart. */
+    static final long LOCK = 0x6f7574626f786864L;
+    /** How long a transaction holding the lock may stay idle (waiting for the broker) before PostgreSQL ends the session. */
+    static final int IDLE_MILLIS = 60_000;
+    /** How long a batch waits for a republish elsewhere to end before it fails (and is retried). */
+    static final int LOCK_WAIT_MILLIS = 30_000;
 
     /** An aggregate, as the outbox names it: its type (the exchange) and its id. */
     record Key(String aggregateType, String aggregateId) {
 
         /** The aggregate of a message on its way to (or parked from) its exchange; null for a malformed row. */
         static Key of(OutboundMessage message) {
-            if (message.malformed() || message.properties().getHeaders() == null) {
+            if (message.malformed() || message.properties().getHeaders() == null
+                    || message.properties().getHeaders().containsKey(OutboundMessage.MALFORMED)) {
                 return null;
             }
             Object id = message.properties().getHeaders().get(MessageHeaders.AGGREGATE_ID);
@@ -61,6 +74,8 @@ class HeldAggregates {
     /** The held aggregates this instance knows of; null until loaded. Guarded by this. */
     private Set<Key> known;
     private Connection db;
+    /** Whether a transaction holding the lock is open on {@link #db}: its statements commit together. */
+    private boolean locked;
 
     HeldAggregates(RelayConfig config) {
         this.offsets = config.offsets();
@@ -83,8 +98,9 @@ class HeldAggregates {
             }
         }
         if (candidates.isEmpty()) {
-            return Map.of();
+            return new HashMap<>();
         }
+        lock(false);
         Map<Key, String> held = new HashMap<>();
         try (PreparedStatement query = connection().prepareStatement("SELECT aggregate_type, aggregate_id, event_id, reason FROM "
                 + TABLE + " WHERE (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(?::text[], ?::text[]))")) {
@@ -104,7 +120,12 @@ class HeldAggregates {
         return held;
     }
 
-    /** The aggregates of events just parked (confirmed in the parking queue) are held, or stay held. */
+    /** Before anything is parked: a republish elsewhere ends first, and none starts until {@link #commit()}. */
+    synchronized void aboutToPark() throws SQLException {
+        lock(false);
+    }
+
+    /** The aggregates of events just parked (confirmed in the parking queue) are held, or stay held; under the lock. */
     synchronized void parked(List<BatchConfirms.Returned> parked) throws SQLException {
         Map<Key, BatchConfirms.Returned> first = new LinkedHashMap<>();
         for (BatchConfirms.Returned returned : parked) {
@@ -118,7 +139,7 @@ class HeldAggregates {
         }
         try (PreparedStatement upsert = connection().prepareStatement("INSERT INTO " + TABLE + " AS h"
                 + " (aggregate_type, aggregate_id, event_id, reason) VALUES (?, ?, ?, ?)"
-                + " ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET parked = h.parked + 1")) {
+                + " ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET version = nextval('" + TABLE + "_version')")) {
             for (Map.Entry<Key, BatchConfirms.Returned> entry : first.entrySet()) {
                 upsert.setString(1, entry.getKey().aggregateType());
                 upsert.setString(2, entry.getKey().aggregateId());
@@ -134,11 +155,16 @@ class HeldAggregates {
         known().addAll(first.keySet());
     }
 
-    /** Each held aggregate with its count of parked events, taken before a republish takes the parked ones. */
-    synchronized Map<Key, Long> counts() throws SQLException {
+    /** For a republish: no batch holds or parks until {@link #commit()} (nor does any other republish). */
+    synchronized void republishing() throws SQLException {
+        lock(true);
+    }
+
+    /** Each held aggregate with its row's version, read before a republish takes the parked events. */
+    synchronized Map<Key, Long> versions() throws SQLException {
         Map<Key, Long> counts = new HashMap<>();
         try (Statement query = connection().createStatement();
-             ResultSet rs = query.executeQuery("SELECT aggregate_type, aggregate_id, parked FROM " + TABLE)) {
+             ResultSet rs = query.executeQuery("SELECT aggregate_type, aggregate_id, version FROM " + TABLE)) {
             while (rs.next()) {
                 counts.put(new Key(rs.getString(1), rs.getString(2)), rs.getLong(3));
             }
@@ -151,7 +177,7 @@ class HeldAggregates {
 
     /**
      * A republish sent every parked event of these aggregates on: they are no longer held, unless an
-     * event of theirs was parked since {@code before} was read (its count moved).
+     * event of theirs was parked since {@code before} was read (its version moved).
      */
     synchronized void released(Map<Key, Long> before, Collection<Key> sentOn) throws SQLException {
         List<Key> rows = sentOn.stream().filter(before::containsKey).distinct().toList();
@@ -159,7 +185,7 @@ class HeldAggregates {
             return;
         }
         try (PreparedStatement delete = connection().prepareStatement(
-                "DELETE FROM " + TABLE + " WHERE aggregate_type = ? AND aggregate_id = ? AND parked = ?")) {
+                "DELETE FROM " + TABLE + " WHERE aggregate_type = ? AND aggregate_id = ? AND version = ?")) {
             for (Key key : rows) {
                 delete.setString(1, key.aggregateType());
                 delete.setString(2, key.aggregateId());
@@ -168,8 +194,8 @@ class HeldAggregates {
             }
             int[] deleted = delete.executeBatch();
             for (int i = 0; i < rows.size(); i++) {
-                if (deleted[i] > 0 && known != null) {
-                    known.remove(rows.get(i));
+                if (deleted[i] != 0 && known != null) {
+                    known.remove(rows.get(i)); // SUCCESS_NO_INFO (-2) is a deletion too; a miss is 0
                 }
             }
         } catch (SQLException e) {
@@ -180,7 +206,7 @@ class HeldAggregates {
 
     private Set<Key> known() throws SQLException {
         if (known == null) {
-            Set<Key> loaded = new HashSet<>(counts().keySet());
+            Set<Key> loaded = new HashSet<>(versions().keySet());
             if (!loaded.isEmpty()) {
                 Log.infof("%d aggregate(s) held behind parked events (%s): their later events are parked too until"
                         + " POST /parked/republish", loaded.size(), TABLE);
@@ -190,8 +216,54 @@ class HeldAggregates {
         return known;
     }
 
+    /** Ends the transaction that holds the lock, if one is open: what it wrote is kept, the lock let go. */
+    synchronized void commit() throws SQLException {
+        if (!locked) {
+            return;
+        }
+        try {
+            db.commit();
+            db.setAutoCommit(true);
+            locked = false;
+        } catch (SQLException e) {
+            discard();
+            throw e;
+        }
+    }
+
+    /** After a failure: what the transaction wrote is undone (an aggregate stays held, or is not yet), the lock let go. */
+    synchronized void rollback() {
+        if (!locked) {
+            return;
+        }
+        try {
+            db.rollback();
+            db.setAutoCommit(true);
+            locked = false;
+        } catch (SQLException e) {
+            discard(); // the session goes, and its lock with it
+        }
+    }
+
+    private void lock(boolean exclusive) throws SQLException {
+        if (locked) {
+            return;
+        }
+        Connection on = connection();
+        try {
+            on.setAutoCommit(false);
+            locked = true;
+            try (Statement lock = on.createStatement()) {
+                lock.execute("SELECT " + (exclusive ? "pg_advisory_xact_lock(" : "pg_advisory_xact_lock_shared(") + LOCK + ")");
+            }
+        } catch (SQLException e) {
+            discard();
+            throw e;
+        }
+    }
+
     private Connection connection() throws SQLException {
-        if (db != null && db.isValid(5)) {
+        if (db != null && (locked || db.isValid(5))) {
             return db;
         }
         discard();
@@ -199,18 +271,37 @@ class HeldAggregates {
         properties.setProperty("user", offsets.user());
         properties.setProperty("password", offsets.password());
         properties.setProperty("connectTimeout", "5");
-        properties.setProperty("socketTimeout", "30");
+        properties.setProperty("socketTimeout", String.valueOf(LOCK_WAIT_MILLIS / 1000 + 30));
+        // A lock held by a frozen instance is let go once its idle transaction is ended; a wait for it is bounded.
+        properties.setProperty("options", "-c idle_in_transaction_session_timeout=" + IDLE_MILLIS
+                + " -c lock_timeout=" + LOCK_WAIT_MILLIS);
         Connection opened = DriverManager.getConnection(offsets.jdbcUrl(), properties);
-        try (Statement ddl = opened.createStatement()) {
-            ddl.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (aggregate_type text NOT NULL, aggregate_id text NOT NULL,"
-                    + " event_id text NOT NULL, reason text NOT NULL, parked bigint NOT NULL DEFAULT 1,"
-                    + " since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (aggregate_type, aggregate_id))");
+        try {
+            createTable(opened);
         } catch (SQLException e) {
             opened.close();
             throw e;
         }
         db = opened;
         return opened;
+    }
+
+    private static void createTable(Connection opened) throws SQLException {
+        try (Statement ddl = opened.createStatement()) {
+            ddl.execute("CREATE SEQUENCE IF NOT EXISTS " + TABLE + "_version");
+            ddl.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (aggregate_type text NOT NULL, aggregate_id text NOT NULL,"
+                    + " event_id text NOT NULL, reason text NOT NULL,"
+                    + " version bigint NOT NULL DEFAULT nextval('" + TABLE + "_version'),"
+                    + " since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (aggregate_type, aggregate_id))");
+        } catch (SQLException e) {
+            // Two instances starting together: the other one's CREATE … IF NOT EXISTS won (a unique violation here).
+            try (Statement check = opened.createStatement();
+                 ResultSet rs = check.executeQuery("SELECT to_regclass('" + TABLE + "') IS NOT NULL")) {
+                if (!(rs.next() && rs.getBoolean(1))) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private static void bindKeys(PreparedStatement statement, Collection<Key> keys) throws SQLException {
@@ -223,6 +314,7 @@ class HeldAggregates {
     synchronized void discard() {
         Connection gone = db;
         db = null;
+        locked = false;
         if (gone != null) {
             try {
                 gone.close();

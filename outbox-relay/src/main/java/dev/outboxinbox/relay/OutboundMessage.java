@@ -20,6 +20,11 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
     /** Router headers we configure (see application.properties: table.fields.additional.placement). */
     static final String ROUTER_EVENT_ID = "id";
     static final String ROUTER_TYPE = "type";
+    /**
+     * On a malformed row's parked copy, why it is malformed. It stays on the copy through republishes, which
+     * leave such a copy parked (it cannot be sent as it is) and never let it hold its aggregate.
+     */
+    static final String MALFORMED = "x-outbox-malformed";
     /** What a quorum queue adds to a message it delivers again. */
     static final String DELIVERY_COUNT = "x-delivery-count";
 
@@ -46,6 +51,7 @@ record OutboundMessage(String eventId, String exchange, String routingKey, AMQP.
             headers.put(MessageHeaders.AGGREGATE_TYPE, record.topic());
             headers.put(MessageHeaders.AGGREGATE_ID, String.valueOf(record.key()));
             headers.put(MessageHeaders.DEAD_LETTER_REASON, "malformed outbox row: " + malformed.getMessage());
+            headers.put(MALFORMED, String.valueOf(malformed.getMessage()));
             headers.put(MessageHeaders.ORIGINAL_EXCHANGE, record.topic());
             headers.put(MessageHeaders.ORIGINAL_ROUTING_KEY, type == null ? "" : type);
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(eventId).type(type)

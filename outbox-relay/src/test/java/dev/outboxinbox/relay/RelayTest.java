@@ -18,11 +18,13 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.config.HttpClientConfig;
 import io.restassured.config.RestAssuredConfig;
+import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -129,6 +131,36 @@ class RelayTest {
         given().get("/parked").then().body("parked", equalTo(0));
     }
 
+    @Inject
+    ConfirmingPublisher publisher;
+
+    /**
+     * An order's creation and cancellation in one batch, while only cancellations are bound: the creation comes
+     * back, and the cancellation, in the same batch, must not go before it: both are parked, in order. Sent
+     * together (before the rounds), the cancellation reached its queue and only the creation was parked.
+     */
+    @Test
+    void anAggregatesLaterEventInOneBatchDoesNotOvertakeItsEarlierOneThatCameBack() throws Exception {
+        QueueProbe cancellations = QueueProbe.bind("relay-test.cancellations", "unbound", "OrderCancelled");
+        String order = "order-" + UUID.randomUUID();
+        OutboundMessage created = OutboundMessage.of(UUID.randomUUID().toString(), "unbound", order, "OrderCreated", 1, null,
+                System.currentTimeMillis(), "{\"probe\": true}");
+        OutboundMessage cancelled = OutboundMessage.of(UUID.randomUUID().toString(), "unbound", order, "OrderCancelled", 1, null,
+                System.currentTimeMillis(), "{\"probe\": true}");
+        try {
+            List<BatchConfirms.Returned> parked = publisher.publish(List.of(created, cancelled));
+
+            assertThat(parked).extracting(r -> r.message().eventId()).containsExactly(created.eventId(), cancelled.eventId());
+            assertThat(parked.get(1).reason()).contains("held back behind parked event " + created.eventId());
+            assertThat(cancellations.arrived()).as("cancellations that reached their queue").isZero();
+        } finally {
+            try (var connection = RelayFixture.rabbitMq().connectionFactory(RelayFixture.VHOST).newConnection();
+                 var channel = connection.createChannel()) {
+                channel.queuePurge(Topology.RELAY_PARKING_QUEUE); // the other tests count what they park
+            }
+        }
+    }
+
     /** A row that lacks what the contract needs (here its schema version, after a schema drifted) is parked, not looped on. */
     @Test
     void anOutboxRowMissingAFieldIsParkedWithTheReasonAndTheEventsBehindItFlow() throws Exception {
@@ -156,6 +188,13 @@ class RelayTest {
                                 .asString().contains("malformed outbox row").contains(MessageHeaders.SCHEMA_VERSION));
             }
             given().get("/q/health/ready").then().statusCode(200).body("checks[0].data.degraded", containsString(malformed));
+
+            // A republish leaves it parked (it cannot be sent as it is), and it holds nothing: its aggregate's next event flows.
+            given().post("/parked/republish").then().statusCode(200)
+                    .body("stillParked.find { it.eventId == '" + malformed + "' }.reason", containsString("malformed outbox row"));
+            String next = RelayFixture.insertRaw("orders", "agg-1", "OrderCreated").id();
+            queue.awaitAll(List.of(next));
+            assertThat(queue.messageIds()).doesNotContain(malformed);
         } finally {
             RelayFixture.postgres().execute(RelayFixture.SOURCE_DB,
                     "DELETE FROM outbox WHERE schema_version IS NULL", "ALTER TABLE outbox ALTER COLUMN schema_version SET NOT NULL");

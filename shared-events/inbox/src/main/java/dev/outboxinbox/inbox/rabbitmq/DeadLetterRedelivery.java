@@ -63,7 +63,7 @@ public class DeadLetterRedelivery {
 
     /** The looks' connection and channel (in confirm mode), kept open between looks; guarded by this. */
     private Connection connection;
-    private Channel channel;
+    private volatile Channel channel;
     /** Set by the broker's return of an unroutable mandatory copy, which comes before its confirm. */
     private volatile boolean returned;
 
@@ -105,7 +105,7 @@ public class DeadLetterRedelivery {
      * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
      */
     public synchronized List<String> redeliver(Optional<String> messageId) throws Exception {
-        return look(look -> {
+        List<GetResponse> sentBack = look(look -> {
             List<GetResponse> chosen = look.taken.stream()
                     .filter(letter -> messageId.isEmpty() || messageId.get().equals(letter.getProps().getMessageId()))
                     .toList();
@@ -119,15 +119,18 @@ public class DeadLetterRedelivery {
                 look.writeBack(chosen);
             }
             look.done();
-            if (!routed) {
-                throw new IllegalStateException(retryExchange + " routes to no queue: is " + queue
-                        + " bound to it? Nothing was sent back; the dead letters stay where they were");
-            }
-            List<String> sent = chosen.stream()
-                    .map(letter -> Objects.requireNonNullElse(letter.getProps().getMessageId(), "(no message id)")).toList();
-            sent.forEach(id -> Log.infof("Dead letter %s sent back to %s", id, queue));
-            return sent;
+            return routed ? chosen : null;
         });
+        // Said after the look, not from inside it: a look that fails loses its connection, and closing a channel
+        // right after its acks would hand back what it had just acked.
+        if (sentBack == null) {
+            throw new IllegalStateException(retryExchange + " routes to no queue: is " + queue
+                    + " bound to it? Nothing was sent back; the dead letters stay where they were");
+        }
+        List<String> sent = sentBack.stream()
+                .map(letter -> Objects.requireNonNullElse(letter.getProps().getMessageId(), "(no message id)")).toList();
+        sent.forEach(id -> Log.infof("Dead letter %s sent back to %s", id, queue));
+        return sent;
     }
 
     private interface LookAction<T> {
@@ -138,7 +141,8 @@ public class DeadLetterRedelivery {
     private <T> T look(LookAction<T> action) throws Exception {
         try {
             return action.apply(new Look(channel()));
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+            // Nothing taken may stay unacked on the kept channel: the next look's multiple ack would clear it too.
             discard();
             throw e;
         }
@@ -150,8 +154,14 @@ public class DeadLetterRedelivery {
             connection = broker.factory().newConnection(consumer + "-dead-letters");
             channel = connection.createChannel();
             channel.confirmSelect();
-            // The broker returns an unroutable mandatory message before it confirms it.
-            channel.addReturnListener(r -> returned = true);
+            // The broker returns an unroutable mandatory message before it confirms it. Only this channel's
+            // returns count: one of a channel discarded since cannot make a later look fail.
+            Channel opened = channel;
+            opened.addReturnListener(r -> {
+                if (channel == opened) {
+                    returned = true;
+                }
+            });
         }
         return channel;
     }
