@@ -58,6 +58,7 @@ public class DeadLetterRedelivery {
     private final BrokerSettings broker;
     private final String queue;
     private final String deadLetterQueue;
+    private final String deadLetterExchange;
     private final String retryExchange;
     private final String consumer;
 
@@ -71,6 +72,7 @@ public class DeadLetterRedelivery {
         this.broker = broker;
         this.queue = config.queue();
         this.deadLetterQueue = config.deadLetterQueueName();
+        this.deadLetterExchange = config.deadLetterExchangeName();
         this.retryExchange = config.retryExchangeName();
         this.consumer = config.consumer();
     }
@@ -197,7 +199,9 @@ public class DeadLetterRedelivery {
 
         /** Fresh copies to the tail of the dead-letter queue, in their order. */
         void writeBack(List<GetResponse> letters) throws Exception {
-            if (!publish("", deadLetterQueue, letters, DeadLetterRedelivery::asFreshCopy)) {
+            // Through the dead-letter exchange (a fanout bound to that queue alone), which the service may write to;
+            // the default exchange it may not (least privilege: GET /dead-letters answered 500, ACCESS_REFUSED).
+            if (!publish(deadLetterExchange, "", letters, DeadLetterRedelivery::asFreshCopy)) {
                 throw new IllegalStateException("the dead-letter queue " + deadLetterQueue + " took no copy (deleted meanwhile?):"
                         + " the dead letters go back to it unacked");
             }
