@@ -78,6 +78,20 @@ pid_of() {
 
 is_ready() { curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$(port_of "$1")/q/health/ready"; }
 
+# GET or POST as one of the operations users (README, "Operations"): as_user <operator|monitor> <curl arguments…>.
+# The password goes to curl on standard input, never on its command line (where ps shows it).
+as_user() {
+    local user=$1 password; shift
+    case $user in
+        operator) password=${OPERATOR_PASSWORD:-} ;;
+        monitor) password=${MONITOR_PASSWORD:-} ;;
+        *) die "no operations user '$user'" ;;
+    esac
+    [[ -n $password ]] || die "${user^^}_PASSWORD is not set (see .env)"
+    password=${password//\\/\\\\}
+    curl -K - "$@" <<< "user = \"$user:${password//\"/\\\"}\""
+}
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Starts one service in the background with the variables of its env file; returns at once.

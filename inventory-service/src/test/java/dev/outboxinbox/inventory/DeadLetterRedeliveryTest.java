@@ -9,6 +9,7 @@ import static org.hamcrest.Matchers.hasItem;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.testing.OperationsAuth;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -40,17 +41,17 @@ class DeadLetterRedeliveryTest {
                 """.formatted(guard, sku));
         try {
             Broker.publish(order);
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().get("/dead-letters").then().statusCode(200)
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().header("Authorization", OperationsAuth.operator()).get("/dead-letters").then().statusCode(200)
                     .body("messageId", hasItem(id)));
         } finally {
             db.execute("DROP TRIGGER %1$s ON reservations; DROP FUNCTION %1$s()".formatted(guard));
         }
         assertThat(db.status(order.orderId())).isNull();
 
-        given().post("/dead-letters/redeliver?messageId=" + id).then().statusCode(200).body("redelivered", contains(id));
+        given().header("Authorization", OperationsAuth.operator()).post("/dead-letters/redeliver?messageId=" + id).then().statusCode(200).body("redelivered", contains(id));
 
         await().atMost(Duration.ofSeconds(30)).until(() -> "RESERVED".equals(db.status(order.orderId())));
-        given().get("/dead-letters").then().statusCode(200).body("messageId", org.hamcrest.Matchers.not(hasItem(id)));
+        given().header("Authorization", OperationsAuth.operator()).get("/dead-letters").then().statusCode(200).body("messageId", org.hamcrest.Matchers.not(hasItem(id)));
 
         // The same message once more, as a second redelivery or a replay would bring it: no second effect.
         long duplicatesBefore = metrics.duplicates();

@@ -12,6 +12,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.inbox.InboxPurge;
 import dev.outboxinbox.testing.BrokerControl;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.Prometheus;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
@@ -47,7 +48,7 @@ class OperationsTest {
 
     @Test
     void theMetricsCountWhatTheInboxDidAndTimeEachEffectFromTheOrdersCommit() {
-        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String before = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
         String sku = db.newProduct(10);
         OrderCreated order = Broker.order(sku, 2);
         Broker.publish(order);
@@ -56,7 +57,7 @@ class OperationsTest {
         Broker.publish(Broker.propertiesOf(order).messageId(poisonId).build(), "{not json".getBytes(StandardCharsets.UTF_8));
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            String after = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
             assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "applied")).isEqualTo(1);
             assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "duplicate")).isEqualTo(1);
             assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "inventory-service", "outcome", "poison")).isEqualTo(1);
@@ -68,7 +69,7 @@ class OperationsTest {
             assertThat(Prometheus.find(after, "inbox_transient_failures_total", "consumer", "inventory-service")).isPresent();
         });
         // The summary a page may poll: the queue's depth and the reason, without taking the message.
-        given().get("/dead-letters/summary").then().statusCode(200)
+        given().header("Authorization", OperationsAuth.monitor()).get("/dead-letters/summary").then().statusCode(200)
                 .body("queue", equalTo("inventory.orders.dead-letter"))
                 .body("depth", greaterThanOrEqualTo(1))
                 .body("recent[0].messageId", equalTo(poisonId))

@@ -45,6 +45,26 @@ function sum(values) {
     return values.reduce((total, v) => total + (Number(v) || 0), 0);
 }
 
+// The flow's figures count alike: what happened since this page opened, at every hop. Each service's
+// counters start at 0 with its process (a relay restarted reads 0 while the database still holds every
+// order), so each figure adds up what its source gained between two looks, as Prometheus's increase()
+// does: a reading below the last one means the process restarted, and counts whole.
+const openedAt = new Date();
+const gains = {};
+function gained(name, reading) {
+    const seen = gains[name];
+    if (reading === null || reading === undefined) {
+        return seen ? seen.total : null;
+    }
+    if (!seen) {
+        gains[name] = {last: reading, total: 0};
+        return 0;
+    }
+    seen.total += reading >= seen.last ? reading - seen.last : reading;
+    seen.last = reading;
+    return seen.total;
+}
+
 function render(state) {
     // Health of each service.
     const health = $("health");
@@ -65,11 +85,13 @@ function render(state) {
     const orderInbox = (state.inboxes || {})["order-service"] || {};
     const relays = state.relays || {};
     const counts = (state.orders || {}).counts || {};
-    $("fig-placed").textContent = text(state.orders ? sum(Object.values(counts)) : null);
-    $("fig-published").textContent = text((relays["outbox-relay"] || {}).published);
-    $("fig-applied").textContent = text(inventory.applied);
-    $("fig-replies").textContent = text(orderInbox.applied);
-    const duplicates = (inventory.duplicate || 0) + (orderInbox.duplicate || 0);
+    $("flow-since").textContent = openedAt.toLocaleTimeString();
+    $("fig-placed").textContent = text(gained("placed", state.orders ? sum(Object.values(counts)) : null));
+    $("fig-published").textContent = text(gained("published", (relays["outbox-relay"] || {}).published));
+    $("fig-applied").textContent = text(gained("applied", inventory.applied));
+    $("fig-replies").textContent = text(gained("replies", orderInbox.applied));
+    const duplicates = (gained("inventory duplicates", inventory.duplicate) || 0)
+        + (gained("order duplicates", orderInbox.duplicate) || 0);
     $("fig-duplicates").textContent = String(duplicates);
 
     const relayRows = $("relays");

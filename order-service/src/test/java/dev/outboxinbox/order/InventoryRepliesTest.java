@@ -17,6 +17,7 @@ import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inbox.InboxMetrics;
 import dev.outboxinbox.testing.BrokerControl;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.Prometheus;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
@@ -57,14 +58,14 @@ class InventoryRepliesTest {
 
     @Test
     void theMetricsCountEachReplyOnceAndTimeItFromInventorysCommit() throws Exception {
-        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String before = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
         UUID orderId = placeOrder();
         InventoryReserved reply = new InventoryReserved(UUID.randomUUID(), orderId, Instant.now());
         publish(reply);
         publish(reply);
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            String after = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
             assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "order-service", "outcome", "applied")).isEqualTo(1);
             assertThat(Prometheus.moved(before, after, "inbox_messages_total", "consumer", "order-service", "outcome", "duplicate")).isEqualTo(1);
             assertThat(Prometheus.moved(before, after, "inbox_commit_to_applied_seconds_count", "consumer", "order-service"))

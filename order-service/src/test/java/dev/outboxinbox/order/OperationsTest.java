@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.hasItem;
 
 import dev.outboxinbox.order.domain.IdempotencyKeyPurge;
 import dev.outboxinbox.outbox.OutboxPurge;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.Prometheus;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -34,7 +35,7 @@ class OperationsTest {
 
     @Test
     void theMetricsCountOrdersPlacedReplaysAndOutboxRowsWrittenAndPurged() {
-        String before = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String before = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
         String key = "metrics-" + UUID.randomUUID();
         place(key);
         place(key);
@@ -45,7 +46,7 @@ class OperationsTest {
                 + " VALUES ('" + UUID.randomUUID() + "', 'orders', 'old', 'OrderCreated', 1, '{}', now() - interval '2 hours')");
         long purged = purge.purge();
 
-        String after = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        String after = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
         assertThat(Prometheus.moved(before, after, "orders_placed_total")).isEqualTo(2);
         assertThat(Prometheus.moved(before, after, "orders_replayed_total")).isEqualTo(1);
         assertThat(Prometheus.moved(before, after, "outbox_rows_written_total", "aggregate_type", "orders"))

@@ -1,6 +1,8 @@
 package dev.outboxinbox.relay;
 
+import dev.outboxinbox.events.OperationsRoles;
 import dev.outboxinbox.events.Topology;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -13,7 +15,9 @@ import java.util.Map;
  * The events the relay could not deliver, parked in {@value Topology#RELAY_PARKING_QUEUE}: the broker
  * returned them as unroutable, or refused their exchange. How many wait, the last ones with why, and
  * a way to send them on once a queue is bound or the permission granted. Republishing is safe to
- * repeat: an event that arrives twice is absorbed by its consumer's inbox.
+ * repeat: an event that arrives twice is absorbed by its consumer's inbox. Behind a door: the count
+ * and the reasons need the role {@code monitor}, the republish the role {@code operator}
+ * (application.properties, "Operations behind a door").
  */
 @Path("/")  // the root, so that every path, unknown ones too, is answered here: with a problem document
 @Produces(MediaType.APPLICATION_JSON)
@@ -34,6 +38,7 @@ public class ParkedEventsResource {
      */
     @GET
     @Path("parked")
+    @RolesAllowed(OperationsRoles.MONITOR)
     public Response parked() {
         try {
             return Response.ok(Map.of("queue", Topology.RELAY_PARKING_QUEUE, "parked", publisher.parkedCount(),
@@ -52,6 +57,7 @@ public class ParkedEventsResource {
      */
     @POST
     @Path("parked/republish")
+    @RolesAllowed(OperationsRoles.OPERATOR)
     public Response republish() {
         try {
             ConfirmingPublisher.Republished result = publisher.republishParked();

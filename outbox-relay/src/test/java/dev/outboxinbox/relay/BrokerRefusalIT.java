@@ -9,6 +9,7 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -265,12 +266,12 @@ class BrokerRefusalIT {
 
     private HttpResponse<String> get(String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path))
-                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", OperationsAuth.operator()).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> post(String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path))
-                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", OperationsAuth.operator()).timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     static double metric(String exposition, String name) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -74,7 +75,7 @@ class HeldAggregatesIT {
     }
 
     private static HttpRequest request(ServiceProcess relay, String path) {
-        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path))
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path)).header("Authorization", OperationsAuth.operator())
                 .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.noBody()).build();
     }
 }

@@ -1,5 +1,6 @@
 package dev.outboxinbox.relay;
 
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.io.IOException;
 import java.net.URI;
@@ -89,7 +90,8 @@ final class RelayProcesses implements BeforeEachCallback, AfterEachCallback, Aft
     }
 
     static HttpResponse<String> get(ServiceProcess relay, String path, Duration timeout) throws IOException, InterruptedException {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path)).timeout(timeout).build(),
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.port() + path)).timeout(timeout)
+                        .header("Authorization", OperationsAuth.operator()).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -14,6 +14,7 @@ import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.testing.OperationsAuth;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.config.HttpClientConfig;
@@ -114,21 +115,21 @@ class RelayTest {
             assertThat(parked.getProps().getHeaders().get(MessageHeaders.ORIGINAL_EXCHANGE)).hasToString("unbound");
             assertThat(parked.getProps().getHeaders().get(MessageHeaders.ORIGINAL_ROUTING_KEY)).hasToString("NobodyListens");
         }
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> given().get("/parked").then().body("parked", equalTo(1)));
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> given().header("Authorization", OperationsAuth.monitor()).get("/parked").then().body("parked", equalTo(1)));
 
         // Still nowhere to go: it stays parked.
-        given().post("/parked/republish").then().statusCode(200)
+        given().header("Authorization", OperationsAuth.operator()).post("/parked/republish").then().statusCode(200)
                 .body("republished", equalTo(0)).body("stillParked.eventId", contains(unroutable.id()))
                 .body("stillParked[0].reason", containsString("unroutable"));
 
         QueueProbe late = QueueProbe.bind("relay-test.late-binding", "unbound", "NobodyListens");
-        given().post("/parked/republish").then().statusCode(200).body("republished", equalTo(1));
+        given().header("Authorization", OperationsAuth.operator()).post("/parked/republish").then().statusCode(200).body("republished", equalTo(1));
 
         await().atMost(Duration.ofSeconds(30)).until(() -> late.drain().size() == 1);
         assertThat(late.messageIds()).containsExactly(unroutable.id());
         assertThat(late.drain().get(0).getProps().getHeaders()).as("the parking headers stay behind")
                 .doesNotContainKeys(MessageHeaders.DEAD_LETTER_REASON, MessageHeaders.ORIGINAL_EXCHANGE);
-        given().get("/parked").then().body("parked", equalTo(0));
+        given().header("Authorization", OperationsAuth.monitor()).get("/parked").then().body("parked", equalTo(0));
     }
 
     @Inject
@@ -190,7 +191,7 @@ class RelayTest {
             given().get("/q/health/ready").then().statusCode(200).body("checks[0].data.degraded", containsString(malformed));
 
             // A republish leaves it parked (it cannot be sent as it is), and it holds nothing: its aggregate's next event flows.
-            given().post("/parked/republish").then().statusCode(200)
+            given().header("Authorization", OperationsAuth.operator()).post("/parked/republish").then().statusCode(200)
                     .body("stillParked.find { it.eventId == '" + malformed + "' }.reason", containsString("malformed outbox row"));
             String next = RelayFixture.insertRaw("orders", "agg-1", "OrderCreated").id();
             queue.awaitAll(List.of(next));
@@ -209,8 +210,29 @@ class RelayTest {
     void everyHttpErrorIsAProblemDocument() {
         given().get("/nothing/here").then().statusCode(404).contentType("application/problem+json")
                 .body("status", equalTo(404));
-        given().delete("/parked").then().statusCode(405).contentType("application/problem+json");
-        given().get("/parked").then().statusCode(200).body("queue", equalTo(Topology.RELAY_PARKING_QUEUE));
+        given().header("Authorization", OperationsAuth.operator()).delete("/parked").then().statusCode(405).contentType("application/problem+json");
+        given().header("Authorization", OperationsAuth.monitor()).get("/parked").then().statusCode(200).body("queue", equalTo(Topology.RELAY_PARKING_QUEUE));
+    }
+
+    /**
+     * The parked events and /q/metrics behind their door: nothing without a credential (a problem
+     * document where the application answers), the monitor counts but republishes nothing, the
+     * operator republishes; health stays open for the probes.
+     */
+    @Test
+    void theParkedEventsAndTheMetricsAnswerOnlyTheirRoles() {
+        given().get("/parked").then().statusCode(401).contentType("application/problem+json")
+                .header("WWW-Authenticate", containsString("Basic")).body("status", equalTo(401));
+        given().post("/parked/republish").then().statusCode(401).contentType("application/problem+json");
+        given().header("Authorization", OperationsAuth.basic("operator", "not-the-password")).post("/parked/republish")
+                .then().statusCode(401).contentType("application/problem+json");
+        given().get("/q/metrics").then().statusCode(401);
+        given().header("Authorization", OperationsAuth.monitor()).post("/parked/republish").then().statusCode(403)
+                .contentType("application/problem+json").body("status", equalTo(403));
+        given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200);
+        given().header("Authorization", OperationsAuth.operator()).post("/parked/republish").then().statusCode(200)
+                .body("republished", equalTo(0));
+        given().get("/q/health/live").then().statusCode(200);
     }
 
     /**
@@ -228,7 +250,7 @@ class RelayTest {
             await().atMost(Duration.ofSeconds(40)).untilAsserted(() -> given().config(bounded).get("/q/health/ready")
                     .then().body("checks[0].data.lag", containsString("cannot read the lag")));
             long start = System.nanoTime();
-            given().config(bounded).get("/q/metrics").then().statusCode(200);
+            given().config(bounded).header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200);
             given().config(bounded).get("/q/health/ready").then().body("checks[0].data.lag", containsString("cannot read the lag"));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
             locker.rollback();
@@ -240,7 +262,7 @@ class RelayTest {
     @Test
     void metricsAndHealthShowWhatWasPublishedAndHowFarBehindTheRelayIs() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-test.metrics");
-        double publishedBefore = metric(given().get("/q/metrics").asString(), "outbox_relay_events_published_total");
+        double publishedBefore = metric(given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").asString(), "outbox_relay_events_published_total");
         long insertedAfter = System.currentTimeMillis();
         List<String> ids = RelayFixture.insertOrderCreated(5, null);
         long insertedBefore = System.currentTimeMillis();
@@ -251,7 +273,7 @@ class RelayTest {
                         .isBetween(insertedAfter - 1_000, insertedBefore + 1_000)));
 
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+            String metrics = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").then().statusCode(200).extract().asString();
             assertThat(metric(metrics, "outbox_relay_events_published_total")).isGreaterThanOrEqualTo(publishedBefore + 5);
             assertThat(metric(metrics, "outbox_relay_confirm_latency_seconds_count")).isPositive();
             assertThat(metric(metrics, "outbox_relay_batch_size_events_count")).isPositive();

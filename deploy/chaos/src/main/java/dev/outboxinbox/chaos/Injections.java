@@ -1,20 +1,21 @@
 package dev.outboxinbox.chaos;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.system.Replay;
 import dev.outboxinbox.system.SystemUnderTest;
+import dev.outboxinbox.testing.OperationsAuth;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -218,7 +219,7 @@ final class Injections {
     /** What the operator does once the binding is back: the relay sends its parked events on. */
     String republishParked(URI relay) throws Exception {
         HttpResponse<String> response = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(relay.resolve("/parked/republish")).timeout(Duration.ofSeconds(60))
+                HttpRequest.newBuilder(relay.resolve("/parked/republish")).header("Authorization", OperationsAuth.operator()).timeout(Duration.ofSeconds(60))
                         .POST(HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 200) {

@@ -1,5 +1,6 @@
 package dev.outboxinbox.system;
 
+import dev.outboxinbox.testing.OperationsAuth;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -178,7 +179,7 @@ public final class PipelineFigures implements AutoCloseable {
     private Optional<String> scrape(URI base) {
         try {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(base.resolve("/q/metrics"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+                    .header("Authorization", OperationsAuth.monitor()).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
             return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
         } catch (IOException e) {
             return Optional.empty(); // down (killed, restarting): the next sample counts what it gained

@@ -1,19 +1,31 @@
 package dev.outboxinbox.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxinbox.system.client.ApiClient;
+import dev.outboxinbox.system.client.ApiException;
+import dev.outboxinbox.system.client.ApiResponse;
+import dev.outboxinbox.system.client.api.DeadLettersApi;
+import dev.outboxinbox.system.client.api.OrdersApi;
+import dev.outboxinbox.system.client.model.FieldError;
+import dev.outboxinbox.system.client.model.OrderView;
+import dev.outboxinbox.system.client.model.PlaceOrderLine;
+import dev.outboxinbox.system.client.model.PlaceOrderRequest;
+import dev.outboxinbox.system.client.model.Problem;
+import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.OtlpReceiver;
 import dev.outboxinbox.testing.ServiceProcess;
 import java.io.File;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -24,6 +36,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -144,7 +157,8 @@ class WholeFlowIT {
     void theDashboardQueriesOnlyMetricsTheServicesPublish() throws Exception {
         StringBuilder pages = new StringBuilder();
         for (ServiceProcess service : List.of(orders, inventory, relay, replyRelay)) {
-            pages.append(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/q/metrics")).build(),
+            pages.append(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/q/metrics"))
+                            .header("Authorization", OperationsAuth.monitor()).build(),
                     HttpResponse.BodyHandlers.ofString()).body());
         }
         JsonNode dashboard = JSON.readTree(SystemFixture.ROOT.resolve("deploy/observability/grafana/dashboards/pipeline.json").toFile());
@@ -173,6 +187,9 @@ class WholeFlowIT {
     void theDemoPageShowsAnOrderAppliedADuplicateAbsorbedAndADeadLetter() throws Exception {
         Path screenshots = Files.createDirectories(Path.of("target", "demo-screenshots"));
         try (DemoControls controls = DemoControls.start(0, system.orders(), system.broker(), null)) {
+            // An order before the page opens: the database counts it, the page's figures must not.
+            UUID before = place("SKU-APPLE");
+            await().atMost(Duration.ofSeconds(30)).until(() -> "CONFIRMED".equals(statusOf(before)));
             WebDriver browser = DemoBrowser.open();
             try {
                 browser.get("http://127.0.0.1:" + orders.port() + "/demo/?controls=" + controls.uri());
@@ -198,6 +215,11 @@ class WholeFlowIT {
                 await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(browser.findElement(
                         By.cssSelector("#order-rows tr[data-order^='" + shortId + "'] td.status")).getText()).isEqualTo("CONFIRMED"));
                 await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> reserved(browser, sku) == reservedBefore + 2);
+                // The flow's figures count one span alike, since the page opened (not the database's lifetime
+                // beside counters since each process started): the one order, once at every hop.
+                await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> assertThat(Stream.of(
+                        "fig-placed", "fig-published", "fig-applied", "fig-replies").map(id -> browser.findElement(By.id(id)).getText()))
+                        .as("orders placed, events published, events applied, replies applied").containsExactly("1", "1", "1", "1"));
                 DemoBrowser.screenshot(browser, screenshots.resolve("2-order-applied.png"));
 
                 // Republish it: a duplicate absorbed, and the stock stays.
@@ -336,6 +358,53 @@ class WholeFlowIT {
                 .isEqualTo("insufficient stock for SKU-DURIAN: 1 wanted, 0 available");
     }
 
+    /**
+     * order-service's OpenAPI document is one a client can be generated from: the Java client generated
+     * from it at build time (openapi-generator, this module's pom) places an order, reads it until inventory
+     * decided, learns a bad request's field from the problem document, and meets the operations' door. The
+     * document the running service serves is the one the build wrote, which .ci/run lints.
+     */
+    @Test
+    @Order(13)
+    void aClientGeneratedFromTheOpenApiDocumentPlacesAnOrder() throws Exception {
+        JsonNode served = getJson(system.orderService().resolve("/q/openapi?format=json"));
+        assertThat(served).as("the served document is the linted one")
+                .isEqualTo(JSON.readTree(SystemFixture.ROOT.resolve("order-service/target/openapi/openapi.json").toFile()));
+
+        ApiClient client = new ApiClient(HttpClient.newBuilder(), ApiClient.createDefaultObjectMapper(),
+                system.orderService().toString().replaceAll("/$", ""));
+        OrdersApi ordersApi = new OrdersApi(client);
+        String key = "generated-client-" + UUID.randomUUID();
+        PlaceOrderRequest request = new PlaceOrderRequest().customerId("generated-client")
+                .addLinesItem(new PlaceOrderLine().sku("SKU-PEAR").quantity(2));
+        ApiResponse<OrderView> first = ordersApi.placeOrderWithHttpInfo(request, key);
+        assertThat(first.getStatusCode()).isEqualTo(201);
+        OrderView order = first.getData();
+        assertThat(order.getStatus()).isEqualTo(dev.outboxinbox.system.client.model.OrderStatus.PENDING);
+        assertThat(order.getLines()).singleElement().satisfies(line -> {
+            assertThat(line.getSku()).isEqualTo("SKU-PEAR");
+            assertThat(line.getQuantity()).isEqualTo(2);
+        });
+        ApiResponse<OrderView> replay = ordersApi.placeOrderWithHttpInfo(request, key);
+        assertThat(replay.getData().getId()).as("the same key and body: the same order").isEqualTo(order.getId());
+        assertThat(replay.getHeaders().get("idempotent-replayed")).containsExactly("true");
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                ordersApi.getOrder(order.getId()).getStatus() == dev.outboxinbox.system.client.model.OrderStatus.CONFIRMED);
+
+        ApiException invalid = catchThrowableOfType(ApiException.class, () -> ordersApi.placeOrder(
+                new PlaceOrderRequest().customerId("generated-client").addLinesItem(new PlaceOrderLine().sku("SKU-PEAR").quantity(0)), null));
+        assertThat(invalid.getCode()).isEqualTo(400);
+        Problem problem = ApiClient.createDefaultObjectMapper().readValue(invalid.getResponseBody(), Problem.class);
+        assertThat(problem.getErrors()).extracting(FieldError::getField).containsExactly("lines[0].quantity");
+        ApiException unknown = catchThrowableOfType(ApiException.class, () -> ordersApi.getOrder(UUID.randomUUID()));
+        assertThat(unknown.getCode()).isEqualTo(404);
+
+        DeadLettersApi deadLetters = new DeadLettersApi(client);
+        assertThat(catchThrowableOfType(ApiException.class, deadLetters::deadLetterSummary).getCode()).isEqualTo(401);
+        assertThat(deadLetters.deadLetterSummary(Map.of("Authorization", OperationsAuth.monitor())).getQueue())
+                .isEqualTo("order.inventory-replies.dead-letter");
+    }
+
     @Test
     @Order(6)
     void aReplyRepublishedTenTimesChangesNothing() throws Exception {
@@ -440,7 +509,8 @@ class WholeFlowIT {
 
     /** A service's own count of duplicates its inbox absorbed, from its metrics endpoint. */
     private static double duplicatesCounted(URI service, String consumer) throws Exception {
-        String metrics = HTTP.send(HttpRequest.newBuilder(service.resolve("/q/metrics")).build(),
+        String metrics = HTTP.send(HttpRequest.newBuilder(service.resolve("/q/metrics"))
+                .header("Authorization", OperationsAuth.monitor()).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         Matcher duplicate = Pattern.compile("inbox_messages_total\\{consumer=\"" + consumer + "\",outcome=\"duplicate\"} (\\S+)").matcher(metrics);
         assertThat(duplicate.find()).as("the duplicate counter in /q/metrics").isTrue();

@@ -56,6 +56,8 @@ public final class ServiceProcess {
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log));
+        // The credentials of its operations endpoints and /q/metrics (OperationsAuth), unless the test sets its own.
+        builder.environment().putAll(OperationsAuth.environment());
         builder.environment().putAll(environment);
         builder.environment().put("QUARKUS_HTTP_PORT", String.valueOf(port));
         return new ServiceProcess(builder.start(), port);

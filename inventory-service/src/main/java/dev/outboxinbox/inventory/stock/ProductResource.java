@@ -1,6 +1,7 @@
 package dev.outboxinbox.inventory.stock;
 
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.inventory.ProblemMapper;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
@@ -16,17 +17,25 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
+import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirementsSet;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestPath;
 import org.jboss.resteasy.reactive.RestQuery;
 
 @Produces(MediaType.APPLICATION_JSON)
 @Path("/")
+@Tag(name = "Stock", description = "The catalogue, its stock, and what each order reserved and released")
+@SecurityRequirementsSet // the business API asks for no credential (only the operations endpoints do)
+@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
 public class ProductResource {
 
+    @Schema(name = "Product")
     public record ProductView(String sku, String name, int onHand, int reserved, int available) {
     }
 
@@ -35,6 +44,7 @@ public class ProductResource {
      * @param cancelledAt when its cancellation was applied, or null
      * @param released    what the cancellation gave back (empty when nothing was reserved, or not cancelled)
      */
+    @Schema(name = "Reservation")
     public record ReservationView(UUID orderId, OrderOutcome.Status status, String reason, List<Line> lines, Instant cancelledAt,
                                   List<Line> released) {
         public record Line(String sku, int quantity) {
@@ -52,8 +62,12 @@ public class ProductResource {
      */
     @GET
     @Path("products")
+    @Operation(operationId = "listProducts", summary = "The catalogue, by SKU, a page at a time")
     @APIResponse(responseCode = "200", description = "A page of the catalogue, by SKU",
+            headers = @Header(name = "Link", description = "rel=\"next\": the next page, when this one is full",
+                    schema = @Schema(type = SchemaType.STRING)),
             content = @Content(schema = @Schema(type = SchemaType.ARRAY, implementation = ProductView.class)))
+    @APIResponse(responseCode = "400", description = "limit is not 1 to 500, or after is not a SKU", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public Response products(@RestQuery String after, @RestQuery @DefaultValue("" + DEFAULT_PAGE) String limit,
             @Context UriInfo uri) {
         // Text, parsed here: JAX-RS answers a query parameter it cannot convert with a 404, which misleads.
@@ -78,6 +92,9 @@ public class ProductResource {
 
     @GET
     @Path("products/{sku}")
+    @Operation(operationId = "getProduct", summary = "A product and its stock: on hand, reserved, available")
+    @APIResponse(responseCode = "200", description = "The product", content = @Content(schema = @Schema(implementation = ProductView.class)))
+    @APIResponse(responseCode = "404", description = "No product with this SKU", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public ProductView product(@RestPath String sku) {
         // A SKU is at most 64 characters without control characters (the contract's rule): anything else
         // names no product, and PostgreSQL would refuse a NUL in the query outright.
@@ -96,6 +113,10 @@ public class ProductResource {
 
     @GET
     @Path("orders/{orderId}/reservation")
+    @Operation(operationId = "getReservation", summary = "What inventory decided for an order, what it reserved and what a cancellation released")
+    @APIResponse(responseCode = "200", description = "The order's outcome",
+            content = @Content(schema = @Schema(implementation = ReservationView.class)))
+    @APIResponse(responseCode = "404", description = "No event of this order processed yet (or the id is not a UUID)", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public ReservationView reservation(@RestPath UUID orderId) {
         OrderOutcome outcome = OrderOutcome.<OrderOutcome>findByIdOptional(orderId)
                 .orElseThrow(() -> new NotFoundException("No event for order " + orderId + " has been processed"));

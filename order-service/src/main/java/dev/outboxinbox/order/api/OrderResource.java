@@ -3,9 +3,9 @@ package dev.outboxinbox.order.api;
 import dev.outboxinbox.order.domain.CancelledOrder;
 import dev.outboxinbox.order.domain.OrderLine;
 import dev.outboxinbox.order.domain.OrderService;
+import dev.outboxinbox.order.domain.OrderStatus;
 import dev.outboxinbox.order.domain.OrderView;
 import dev.outboxinbox.order.domain.PlaceOrder;
-import dev.outboxinbox.order.domain.OrderStatus;
 import dev.outboxinbox.order.domain.PlacedOrder;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -26,10 +26,23 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirementsSet;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestPath;
 
 @Path("/orders")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Orders", description = "Place, read and cancel orders")
+@SecurityRequirementsSet // the business API asks for no credential (only the operations endpoints do)
+@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
 public class OrderResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
@@ -53,6 +66,19 @@ public class OrderResource {
      */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(operationId = "placeOrder", summary = "Place an order (its OrderCreated event in the same transaction)")
+    @Parameter(name = IDEMPOTENCY_KEY, in = ParameterIn.HEADER,
+            description = "Makes a retry safe: the same key and body answer the same order, never a second one",
+            schema = @Schema(type = SchemaType.STRING, maxLength = MAX_IDEMPOTENCY_KEY_LENGTH))
+    @APIResponse(responseCode = "201", description = "Placed, or a replay of the same key and body (Idempotent-Replayed says which)",
+            headers = {@Header(name = "Location", description = "The order's address", schema = @Schema(type = SchemaType.STRING)),
+                    @Header(name = IDEMPOTENT_REPLAYED, description = "true when an earlier request with this key placed it",
+                            schema = @Schema(type = SchemaType.BOOLEAN))},
+            content = @Content(schema = @Schema(implementation = OrderView.class)))
+    @APIResponse(responseCode = "400", description = "The body is not JSON, or names an invalid field (each in errors)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "415", description = "The body is not application/json", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "422", description = "The Idempotency-Key was used with another body", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "500", description = "Failed; whether the order was placed is unknown: retry with the same Idempotency-Key", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public Response place(@NotNull(message = "a JSON body is required") @Valid PlaceOrderRequest request,
                           HttpHeaders headers,
                           UriInfo uri) {
@@ -69,6 +95,9 @@ public class OrderResource {
 
     @GET
     @Path("/{id}")
+    @Operation(operationId = "getOrder", summary = "An order and where it stands")
+    @APIResponse(responseCode = "200", description = "The order", content = @Content(schema = @Schema(implementation = OrderView.class)))
+    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public OrderView get(@RestPath UUID id) {
         return orders.find(id);
     }
@@ -82,6 +111,17 @@ public class OrderResource {
      */
     @POST
     @Path("/{id}/cancel")
+    @Operation(operationId = "cancelOrder", summary = "Cancel an order (its OrderCancelled event in the same transaction); idempotent")
+    @APIResponse(responseCode = "200", description = "Cancelled: inventory released what it had reserved",
+            headers = @Header(name = IDEMPOTENT_REPLAYED, description = "true when an earlier request had cancelled it",
+                    schema = @Schema(type = SchemaType.BOOLEAN)),
+            content = @Content(schema = @Schema(implementation = OrderView.class)))
+    @APIResponse(responseCode = "202", description = "Cancelling: inventory has not answered yet",
+            headers = @Header(name = IDEMPOTENT_REPLAYED, description = "true when an earlier request had cancelled it",
+                    schema = @Schema(type = SchemaType.BOOLEAN)),
+            content = @Content(schema = @Schema(implementation = OrderView.class)))
+    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "The order was rejected: there is nothing to cancel", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public Response cancel(@RestPath UUID id, HttpHeaders headers) {
         CancelledOrder cancelled = orders.cancel(id, traceparent(headers));
         metrics.cancelled(cancelled.requestedNow());

@@ -13,6 +13,7 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** The body of {@code POST /orders}. Its bounds are the event contract's, so a valid request always makes a valid event. */
 public record PlaceOrderRequest(
@@ -21,6 +22,7 @@ public record PlaceOrderRequest(
 
     static final String CONTROL_CHARACTERS = "must not contain control characters";
 
+    @Schema(name = "PlaceOrderLine")
     public record Line(
             @NotBlank @Size(max = MAX_ID_LENGTH) @Pattern(regexp = ID_CHARACTERS, message = CONTROL_CHARACTERS) String sku,
             @NotNull @Min(1) @Max(MAX_QUANTITY) Integer quantity) {

@@ -1,14 +1,18 @@
 package dev.outboxinbox.order.api;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.outboxinbox.events.OperationsRoles;
 import dev.outboxinbox.order.domain.IdempotencyKeyReusedException;
 import dev.outboxinbox.order.domain.OrderNotCancellableException;
 import dev.outboxinbox.order.domain.OrderNotFoundException;
 import io.quarkus.logging.Log;
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.WebApplicationException;
@@ -72,6 +76,14 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response notCancellable(OrderNotCancellableException e) {
         return Problem.response(409, "Order cannot be cancelled", e.getMessage());
+    }
+
+    /** The operations endpoints' door (application.properties, "Operations behind a door"): who, or which role. */
+    @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class, ForbiddenException.class})
+    public Response refused(RuntimeException e) {
+        return e instanceof ForbiddenException ? Problem.response(403, "Forbidden", OperationsRoles.FORBIDDEN)
+                : Response.fromResponse(Problem.response(401, "Unauthorized", OperationsRoles.UNAUTHORIZED))
+                        .header("WWW-Authenticate", OperationsRoles.CHALLENGE).build();
     }
 
     @ServerExceptionMapper

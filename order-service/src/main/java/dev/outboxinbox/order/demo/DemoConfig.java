@@ -2,10 +2,13 @@ package dev.outboxinbox.order.demo;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import java.util.Optional;
 
 /**
  * Where the demo page's state comes from besides this service: the other services' HTTP endpoints,
- * as this service reaches them (DEMO_INVENTORY_URL, DEMO_OUTBOX_RELAY_URL, DEMO_OUTBOX_RELAY_INVENTORY_URL).
+ * as this service reaches them (DEMO_INVENTORY_URL, DEMO_OUTBOX_RELAY_URL, DEMO_OUTBOX_RELAY_INVENTORY_URL),
+ * with the {@code monitor} credential their metrics and summaries ask for (MONITOR_PASSWORD, the one
+ * this service's own door takes: one monitor across the system, as .env and the Secret have it).
  */
 @ConfigMapping(prefix = "demo")
 public interface DemoConfig {
@@ -18,4 +21,7 @@ public interface DemoConfig {
 
     @WithDefault("http://127.0.0.1:8084")
     String outboxRelayInventoryUrl();
+
+    /** Unset: the page shows the other services' health only. */
+    Optional<String> monitorPassword();
 }

@@ -18,8 +18,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.eclipse.microprofile.openapi.annotations.Operation;
 
 /**
  * The live demo page's data, in one read-only call: this service's orders, inventory's stock, what each
@@ -65,6 +68,7 @@ public class DemoResource {
     }
 
     @GET
+    @Operation(hidden = true) // the demo page's own, not an API for clients
     public synchronized Response state() {
         if (last == null || Instant.now().isAfter(lastAt.plus(FRESH))) {
             last = read();
@@ -117,8 +121,10 @@ public class DemoResource {
     }
 
     private CompletableFuture<String> get(String base, String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT).build();
-        return http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT);
+        config.monitorPassword().ifPresent(password -> request.header("Authorization", "Basic "
+                + Base64.getEncoder().encodeToString(("monitor:" + password).getBytes(StandardCharsets.UTF_8))));
+        return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
                 .thenApply(response -> response.statusCode() + "\n" + response.body())
                 .exceptionally(failure -> null);
     }

@@ -4,12 +4,14 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** An order as the API shows it: a snapshot taken inside the transaction, never the entity itself. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record OrderView(UUID id, String customerId, List<Line> lines, Instant placedAt, OrderStatus status,
                         String statusReason, Instant decidedAt, Instant cancelRequestedAt, Instant cancelledAt) {
 
+    @Schema(name = "OrderLine")
     public record Line(String sku, int quantity) {
     }
 

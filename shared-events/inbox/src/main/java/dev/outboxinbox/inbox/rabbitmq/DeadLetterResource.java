@@ -1,5 +1,6 @@
 package dev.outboxinbox.inbox.rabbitmq;
 
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -7,16 +8,34 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
  * The dead-letter queue for people: what is parked and why, and, once the cause is fixed, a way to
  * send one message ({@code ?messageId=…}) or all of them back (deploy/redeliver-dead-letters).
+ * Behind a door: the list (it shows payloads) and the re-drive need the role {@value #OPERATOR}, the
+ * summary (a count, ids and reasons) the role {@value #MONITOR}; who holds them is the service's
+ * configuration (its identity provider). The service's
+ * OpenAPI document describes them; their errors refer to its {@code Problem} schema.
  */
 @Path("/dead-letters")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Dead letters", description = "Operations: the inbox's dead-letter queue, behind the operator and monitor roles")
+@APIResponse(responseCode = "401", description = "No credential, or a wrong one", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+@APIResponse(responseCode = "403", description = "A credential without the role this endpoint needs", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+@APIResponse(responseCode = "500", description = "The broker could not be read (nothing was moved)", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 public class DeadLetterResource {
+
+    /** Reads the dead letters whole and sends them back (this system's contract names the same: OperationsRoles). */
+    public static final String OPERATOR = "operator";
+    /** Reads how many wait and why, never a payload. */
+    public static final String MONITOR = "monitor";
 
     private final DeadLetterRedelivery redelivery;
     private final RecentDeadLetters recent;
@@ -30,21 +49,38 @@ public class DeadLetterResource {
     public record Summary(String queue, long depth, List<RecentDeadLetters.Parked> recent) {
     }
 
+    /** The message ids sent back to the queue. */
+    public record Redelivered(List<String> redelivered) {
+    }
+
     /** Touches no message (unlike {@code GET /dead-letters}, which takes each and writes it back): safe to poll. */
     @GET
     @Path("/summary")
+    @RolesAllowed(MONITOR)
+    @Operation(operationId = "deadLetterSummary", summary = "How many dead letters wait, and what this process parked lately and why")
+    @APIResponse(responseCode = "200", description = "The queue, its depth and the recent ones",
+            content = @Content(schema = @Schema(implementation = Summary.class)))
     public Summary summary() throws Exception {
         return new Summary(redelivery.deadLetterQueue(), redelivery.depth(), recent.list());
     }
 
     @GET
+    @RolesAllowed(OPERATOR)
+    @Operation(operationId = "listDeadLetters", summary = "Every dead letter with its reason, oldest first (leaves them in place)")
+    @APIResponse(responseCode = "200", description = "The dead letters",
+            content = @Content(schema = @Schema(type = SchemaType.ARRAY,
+                    implementation = DeadLetterRedelivery.DeadLetter.class)))
     public List<DeadLetterRedelivery.DeadLetter> list() throws Exception {
         return redelivery.list();
     }
 
     @POST
     @Path("/redeliver")
-    public Map<String, List<String>> redeliver(@QueryParam("messageId") String messageId) throws Exception {
-        return Map.of("redelivered", redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank())));
+    @RolesAllowed(OPERATOR)
+    @Operation(operationId = "redeliverDeadLetters", summary = "Send one dead letter (messageId) or all of them back to the queue")
+    @APIResponse(responseCode = "200", description = "What was sent back",
+            content = @Content(schema = @Schema(implementation = Redelivered.class)))
+    public Redelivered redeliver(@QueryParam("messageId") String messageId) throws Exception {
+        return new Redelivered(redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank())));
     }
 }
