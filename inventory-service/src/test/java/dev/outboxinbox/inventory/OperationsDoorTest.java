@@ -3,6 +3,7 @@ package dev.outboxinbox.inventory;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.equalToIgnoringCase;
 
 import dev.outboxinbox.testing.OperationsAuth;
 import org.junit.jupiter.api.Test;
@@ -19,12 +20,13 @@ class OperationsDoorTest {
     void withoutACredentialTheOperationsEndpointsAndTheMetricsAreRefused() {
         for (String path : new String[] {"/dead-letters", "/dead-letters/summary"}) {
             given().get(path).then().statusCode(401).contentType("application/problem+json")
-                    .header("WWW-Authenticate", containsString("Basic"))
+                    .header("WWW-Authenticate", equalToIgnoringCase("Basic realm=\"operations\""))
                     .body("status", equalTo(401)).body("detail", containsString("operators"));
         }
         given().post("/dead-letters/redeliver").then().statusCode(401).contentType("application/problem+json");
         given().post("/dead-letters/redeliver?messageId=any").then().statusCode(401);
-        given().get("/q/metrics").then().statusCode(401);
+        // Refused by Quarkus's HTTP permission, before the application: no problem document, the same challenge.
+        given().get("/q/metrics").then().statusCode(401).header("WWW-Authenticate", equalToIgnoringCase("Basic realm=\"operations\""));
     }
 
     @Test

@@ -21,6 +21,13 @@ class HttpApiTest {
                 .contentType("application/problem+json").body("status", equalTo(415));
     }
 
+    /** The demo page's state shows anyone what the monitor reads: off unless DEMO_ENABLED (compose and deploy/local set it). */
+    @Test
+    void theDemoPagesStateIsOffUnlessAskedFor() {
+        given().get("/demo/state").then().statusCode(404).contentType("application/problem+json")
+                .body("detail", containsString("DEMO_ENABLED=true"));
+    }
+
     @Test
     void theApiIsDescribedByOpenApiAndSwaggerUi() {
         given().accept("application/json").get("/q/openapi").then().statusCode(200)

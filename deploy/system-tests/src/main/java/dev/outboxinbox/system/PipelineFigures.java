@@ -11,7 +11,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +49,8 @@ public final class PipelineFigures implements AutoCloseable {
     private final Map<String, TreeMap<Double, Double>> total = new TreeMap<>();
     /** Per relay: the largest retained WAL (bytes) and the oldest unpublished event (seconds) seen. */
     private final Map<String, double[]> relayWorst = new TreeMap<>();
+    /** The endpoints that refused the monitor's credential, each said once. */
+    private final Set<URI> refused = ConcurrentHashMap.newKeySet();
 
     private PipelineFigures(Map<String, URI> consumers, Map<String, URI> relays) {
         this.consumers = consumers;
@@ -180,6 +184,14 @@ public final class PipelineFigures implements AutoCloseable {
         try {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(base.resolve("/q/metrics"))
                     .header("Authorization", OperationsAuth.monitor()).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() == 401 || response.statusCode() == 403) {
+                // Not a service down: the figures would be missing for a reason that looks like a fault.
+                if (refused.add(base)) {
+                    System.err.printf("[figures] %s/q/metrics refused the monitor's credential (%d): MONITOR_PASSWORD must be"
+                            + " the services' (.env)%n", base, response.statusCode());
+                }
+                return Optional.empty();
+            }
             return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
         } catch (IOException e) {
             return Optional.empty(); // down (killed, restarting): the next sample counts what it gained

@@ -89,6 +89,7 @@ class WholeFlowIT {
                 new File(logs, "system-outbox-relay-inventory.log"));
         // order-service last: its demo page reads the others, at the ports they were given.
         Map<String, String> orderService = SystemFixture.traced(SystemFixture.orderService(), traces, "order-service");
+        orderService.put("DEMO_ENABLED", "true");
         orderService.put("DEMO_INVENTORY_URL", "http://127.0.0.1:" + inventory.port());
         orderService.put("DEMO_OUTBOX_RELAY_URL", "http://127.0.0.1:" + relay.port());
         orderService.put("DEMO_OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:" + replyRelay.port());

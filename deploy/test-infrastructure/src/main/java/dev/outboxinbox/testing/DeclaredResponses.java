@@ -15,6 +15,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Iterator;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,7 +29,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * fails, naming the operation and the status. A client generated from the document then knows every
  * answer the tests know of. Paths the document does not describe ({@code /q/*}, an unknown path, a
  * method the path lacks) are not operations and are let through. On a service's test annotation:
- * {@code @ExtendWith(DeclaredResponses.class)}; it reads {@code /q/openapi} of the service once.
+ * {@code @ExtendWith(DeclaredResponses.class)}; it reads {@code /q/openapi} of the service once. The filter is
+ * RestAssured's global state: once installed it checks every request of the test JVM (each service's tests
+ * run in a JVM of their own, every class of them under that annotation).
  */
 public final class DeclaredResponses implements Filter, BeforeAllCallback {
 
@@ -56,7 +59,7 @@ public final class DeclaredResponses implements Filter, BeforeAllCallback {
             return answer;
         }
         JsonNode document = DOCUMENTS.computeIfAbsent(uri.getScheme() + "://" + uri.getRawAuthority(), DeclaredResponses::read);
-        String method = request.getMethod().toLowerCase();
+        String method = request.getMethod().toLowerCase(Locale.ROOT);
         operation(document, method, uri.getRawPath()).ifPresent(operation -> {
             JsonNode responses = operation.getValue().path("responses");
             String status = String.valueOf(answer.statusCode());

@@ -13,6 +13,14 @@ import java.util.Optional;
 @ConfigMapping(prefix = "demo")
 public interface DemoConfig {
 
+    /**
+     * DEMO_ENABLED: off unless asked for. The page's state shows anyone what the monitor may read (the
+     * others' metrics, dead letters' ids and reasons; README, "Operations"), so it belongs to the demo
+     * (compose, deploy/local), not to a deployment (Kubernetes leaves it off).
+     */
+    @WithDefault("false")
+    boolean enabled();
+
     @WithDefault("http://127.0.0.1:8082")
     String inventoryUrl();
 

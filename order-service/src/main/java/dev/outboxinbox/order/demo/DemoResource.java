@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.quarkus.logging.Log;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
@@ -70,6 +71,10 @@ public class DemoResource {
     @GET
     @Operation(hidden = true) // the demo page's own, not an API for clients
     public synchronized Response state() {
+        if (!config.enabled()) {
+            throw new NotFoundException("The demo page is off here: DEMO_ENABLED=true turns it on (it shows anyone what"
+                    + " the monitor may read; README, \"Operations\")");
+        }
         if (last == null || Instant.now().isAfter(lastAt.plus(FRESH))) {
             last = read();
             lastAt = Instant.now();
