@@ -32,7 +32,8 @@ import org.jboss.resteasy.reactive.RestQuery;
 @Path("/")
 @Tag(name = "Stock", description = "The catalogue, its stock, and what each order reserved and released")
 @SecurityRequirementsSet // the business API asks for no credential (only the operations endpoints do)
-@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
+@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)",
+        content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
 public class ProductResource {
 
     @Schema(name = "Product")
@@ -67,7 +68,8 @@ public class ProductResource {
             headers = @Header(name = "Link", description = "rel=\"next\": the next page, when this one is full",
                     schema = @Schema(type = SchemaType.STRING)),
             content = @Content(schema = @Schema(type = SchemaType.ARRAY, implementation = ProductView.class)))
-    @APIResponse(responseCode = "400", description = "limit is not 1 to 500, or after is not a SKU", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
+    @APIResponse(responseCode = "400", description = "limit is not 1 to 500, or after is not a SKU",
+            content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public Response products(@RestQuery String after, @RestQuery @DefaultValue("" + DEFAULT_PAGE) String limit,
             @Context UriInfo uri) {
         // Text, parsed here: JAX-RS answers a query parameter it cannot convert with a 404, which misleads.
@@ -93,8 +95,10 @@ public class ProductResource {
     @GET
     @Path("products/{sku}")
     @Operation(operationId = "getProduct", summary = "A product and its stock: on hand, reserved, available")
-    @APIResponse(responseCode = "200", description = "The product", content = @Content(schema = @Schema(implementation = ProductView.class)))
-    @APIResponse(responseCode = "404", description = "No product with this SKU", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
+    @APIResponse(responseCode = "200", description = "The product",
+            content = @Content(schema = @Schema(implementation = ProductView.class)))
+    @APIResponse(responseCode = "404", description = "No product with this SKU",
+            content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public ProductView product(@RestPath String sku) {
         // A SKU is at most 64 characters without control characters (the contract's rule): anything else
         // names no product, and PostgreSQL would refuse a NUL in the query outright.
@@ -116,7 +120,8 @@ public class ProductResource {
     @Operation(operationId = "getReservation", summary = "What inventory decided for an order, what it reserved and what a cancellation released")
     @APIResponse(responseCode = "200", description = "The order's outcome",
             content = @Content(schema = @Schema(implementation = ReservationView.class)))
-    @APIResponse(responseCode = "404", description = "No event of this order processed yet (or the id is not a UUID)", content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
+    @APIResponse(responseCode = "404", description = "No event of this order processed yet (or the id is not a UUID)",
+            content = @Content(mediaType = "application/problem+json", schema = @Schema(implementation = ProblemMapper.Problem.class)))
     public ReservationView reservation(@RestPath UUID orderId) {
         OrderOutcome outcome = OrderOutcome.<OrderOutcome>findByIdOptional(orderId)
                 .orElseThrow(() -> new NotFoundException("No event for order " + orderId + " has been processed"));

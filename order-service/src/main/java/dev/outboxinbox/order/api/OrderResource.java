@@ -42,7 +42,8 @@ import org.jboss.resteasy.reactive.RestPath;
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Orders", description = "Place, read and cancel orders")
 @SecurityRequirementsSet // the business API asks for no credential (only the operations endpoints do)
-@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+@APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)",
+        content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
 public class OrderResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
@@ -75,10 +76,14 @@ public class OrderResource {
                     @Header(name = IDEMPOTENT_REPLAYED, description = "true when an earlier request with this key placed it",
                             schema = @Schema(type = SchemaType.BOOLEAN))},
             content = @Content(schema = @Schema(implementation = OrderView.class)))
-    @APIResponse(responseCode = "400", description = "The body is not JSON, or names an invalid field (each in errors)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "415", description = "The body is not application/json", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "422", description = "The Idempotency-Key was used with another body", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "500", description = "Failed; whether the order was placed is unknown: retry with the same Idempotency-Key", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "400", description = "The body is not JSON, or names an invalid field (each in errors)",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "415", description = "The body is not application/json",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "422", description = "The Idempotency-Key was used with another body",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "500", description = "Failed; whether the order was placed is unknown: retry with the same Idempotency-Key",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public Response place(@NotNull(message = "a JSON body is required") @Valid PlaceOrderRequest request,
                           HttpHeaders headers,
                           UriInfo uri) {
@@ -96,8 +101,10 @@ public class OrderResource {
     @GET
     @Path("/{id}")
     @Operation(operationId = "getOrder", summary = "An order and where it stands")
-    @APIResponse(responseCode = "200", description = "The order", content = @Content(schema = @Schema(implementation = OrderView.class)))
-    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "200", description = "The order",
+            content = @Content(schema = @Schema(implementation = OrderView.class)))
+    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public OrderView get(@RestPath UUID id) {
         return orders.find(id);
     }
@@ -120,8 +127,10 @@ public class OrderResource {
             headers = @Header(name = IDEMPOTENT_REPLAYED, description = "true when an earlier request had cancelled it",
                     schema = @Schema(type = SchemaType.BOOLEAN)),
             content = @Content(schema = @Schema(implementation = OrderView.class)))
-    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "409", description = "The order was rejected: there is nothing to cancel", content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "404", description = "No such order (or the id is not a UUID)",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "The order was rejected: there is nothing to cancel",
+            content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
     public Response cancel(@RestPath UUID id, HttpHeaders headers) {
         CancelledOrder cancelled = orders.cancel(id, traceparent(headers));
         metrics.cancelled(cancelled.requestedNow());

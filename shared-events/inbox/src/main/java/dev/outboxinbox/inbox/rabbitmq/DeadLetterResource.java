@@ -27,9 +27,12 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/dead-letters")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Dead letters", description = "Operations: the inbox's dead-letter queue, behind the operator and monitor roles")
-@APIResponse(responseCode = "401", description = "No credential, or a wrong one", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-@APIResponse(responseCode = "403", description = "A credential without the role this endpoint needs", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-@APIResponse(responseCode = "500", description = "The broker could not be read (nothing was moved)", content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+@APIResponse(responseCode = "401", description = "No credential, or a wrong one",
+        content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+@APIResponse(responseCode = "403", description = "A credential without the role this endpoint needs",
+        content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+@APIResponse(responseCode = "500", description = "The broker could not be read (nothing was moved)",
+        content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 public class DeadLetterResource {
 
     /** Reads the dead letters whole and sends them back (this system's contract names the same: OperationsRoles). */
