@@ -218,30 +218,34 @@ class HeldAggregates {
 
     /** Ends the transaction that holds the lock, if one is open: what it wrote is kept, the lock let go. */
     synchronized void commit() throws SQLException {
+        end(true);
+    }
+
+    /** After a failure: what the transaction wrote is undone (an aggregate stays held, or is not yet), the lock let go. */
+    synchronized void rollback() {
+        try {
+            end(false);
+        } catch (SQLException e) {
+            // end() discarded the session, and its transaction and lock with it: undone all the same
+        }
+    }
+
+    /** Commits or rolls back the open transaction; a failure discards the session (its lock goes with it). */
+    private void end(boolean keep) throws SQLException {
         if (!locked) {
             return;
         }
         try {
-            db.commit();
+            if (keep) {
+                db.commit();
+            } else {
+                db.rollback();
+            }
             db.setAutoCommit(true);
             locked = false;
         } catch (SQLException e) {
             discard();
             throw e;
-        }
-    }
-
-    /** After a failure: what the transaction wrote is undone (an aggregate stays held, or is not yet), the lock let go. */
-    synchronized void rollback() {
-        if (!locked) {
-            return;
-        }
-        try {
-            db.rollback();
-            db.setAutoCommit(true);
-            locked = false;
-        } catch (SQLException e) {
-            discard(); // the session goes, and its lock with it
         }
     }
 
