@@ -17,10 +17,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -164,32 +168,50 @@ final class Injections {
         }
     }
 
-    /** How long a republish waits for the outbox's first events (a kill of order-service early in the run delays them). */
+    /** How long a republish waits for the first events inventory-service has applied (a kill early in the run delays them). */
     static final Duration REPUBLISH_WAIT = Duration.ofSeconds(60);
 
     /**
-     * Publishes {@code count} events from the outbox again (drawn from the newest 500), exactly as the relay published
-     * them. With none to draw from yet, it waits for the load's first ones, within {@link #REPUBLISH_WAIT}; then it
-     * fails as a fault that could not be injected: a republish of nothing made no copy, and a negative control that
-     * relies on its copies would fail for the harness's sake (seed 30880's control once did: two kills first, and the
-     * outbox was still empty when its republish came).
+     * Publishes {@code count} copies of events that inventory-service has already applied (drawn from the outbox's newest
+     * 500 whose ids are in its inbox), exactly as the relay published them. Copies of applied events only: a copy that
+     * reached inventory with its original, in one batch, is absorbed by the order's own key (an order is decided once per
+     * batch) even with deduplication off, so the deduplication control saw anything from 0 to 29 duplicate effects for
+     * one seed; a copy of an applied event is always a second delivery, which only the inbox stops. With none to draw
+     * from yet, it waits within {@link #REPUBLISH_WAIT}, then fails as a fault that could not be injected: a republish
+     * of nothing made no copy, and a negative control that relies on its copies would fail for the harness's sake.
      */
     void republish(int count) throws Exception {
         long deadline = System.nanoTime() + REPUBLISH_WAIT.toNanos();
-        List<Replay.OutboxEvent> recent = Replay.newest(system.orders(), 500);
-        while (recent.isEmpty()) {
+        List<Replay.OutboxEvent> applied = applied(Replay.newest(system.orders(), 500));
+        while (applied.isEmpty()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no event in the outbox to republish after " + REPUBLISH_WAIT.toSeconds() + " s");
+                throw new IllegalStateException("no event applied by inventory-service to republish after "
+                        + REPUBLISH_WAIT.toSeconds() + " s");
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // polling the outbox, bounded by the deadline
-            recent = Replay.newest(system.orders(), 500);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // polling the databases, bounded by the deadline
+            applied = applied(Replay.newest(system.orders(), 500));
         }
         List<Replay.OutboxEvent> chosen = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            chosen.add(recent.get(random.nextInt(recent.size())));
+            chosen.add(applied.get(random.nextInt(applied.size())));
         }
         Replay.publish(system.broker(), chosen);
         republished += count;
+    }
+
+    /** The events inventory-service's inbox holds (applied, or absorbed as copies), in the order given. */
+    private List<Replay.OutboxEvent> applied(List<Replay.OutboxEvent> events) throws SQLException {
+        Set<String> inInbox = new HashSet<>();
+        try (var c = system.inventory().connect(); PreparedStatement query = c.prepareStatement(
+                "SELECT message_id FROM inbox WHERE message_id = ANY(?)")) {
+            query.setArray(1, c.createArrayOf("text", events.stream().map(Replay.OutboxEvent::id).toArray()));
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    inInbox.add(rs.getString(1));
+                }
+            }
+        }
+        return events.stream().filter(event -> inInbox.contains(event.id())).toList();
     }
 
     /**
