@@ -160,11 +160,28 @@ class IdempotentConsumerTest {
                 new InboxMessage<>(next.eventId().toString(), OrderCreated.TYPE, next)));
 
         // Decided in memory first, the repeated order would take the 2 new units and reject the next one.
-        assertThat(outcomes).containsExactly(new Outcome.Duplicate(), new Outcome.Applied("RESERVED"));
+        // New to the inbox, its effect already had: unchanged (counted apart from the inbox's duplicates).
+        assertThat(outcomes).containsExactly(new Outcome.Unchanged(), new Outcome.Applied("RESERVED"));
         assertThat(db.reserved(sku)).isEqualTo(4);
         assertThat(db.status(next.orderId())).isEqualTo("RESERVED");
         assertThat(db.replies(first.orderId())).containsExactly("InventoryReserved");
         assertThat(db.replies(next.orderId())).containsExactly("InventoryReserved");
+    }
+
+    /** A second event for a decided order, delivered twice in one batch: unchanged once, then a copy of it. */
+    @Test
+    void aSecondEventForADecidedOrderTwiceInOneBatchIsUnchangedThenADuplicate() {
+        String sku = db.newProduct(5);
+        OrderCreated first = Broker.order(sku, 2);
+        assertThat(handler.handle(List.of(new InboxMessage<>(first.eventId().toString(), OrderCreated.TYPE, first))))
+                .singleElement().isEqualTo(new Outcome.Applied("RESERVED"));
+        OrderCreated again = new OrderCreated(java.util.UUID.randomUUID(), first.orderId(), first.customerId(), first.lines(), first.occurredAt());
+        InboxMessage<OrderCreated> received = new InboxMessage<>(again.eventId().toString(), OrderCreated.TYPE, again);
+
+        assertThat(handler.handle(List.of(received, received))).containsExactly(new Outcome.Unchanged(), new Outcome.Duplicate());
+        assertThat(handler.handle(List.of(received))).as("delivered once more").containsExactly(new Outcome.Duplicate());
+        assertThat(db.reserved(sku)).isEqualTo(2);
+        assertThat(db.replies(first.orderId())).containsExactly("InventoryReserved");
     }
 
     @Test

@@ -110,13 +110,17 @@ class CancellationRepliesTest {
         return value == null ? null : value.toString();
     }
 
-    /** Messages the inbox took in since it was made, applied or duplicate. */
+    /** Messages the inbox took in since it was made: applied, duplicate or unchanged. */
     private final class InboxMetricsWatch {
         final long appliedBefore = metrics.applied();
-        final long seenBefore = metrics.applied() + metrics.duplicates();
+        final long seenBefore = seen(metrics);
 
         long seen() {
-            return metrics.applied() + metrics.duplicates() - seenBefore;
+            return seen(metrics) - seenBefore;
+        }
+
+        private static long seen(InboxMetrics metrics) {
+            return metrics.applied() + metrics.duplicates() + metrics.unchanged();
         }
     }
 }

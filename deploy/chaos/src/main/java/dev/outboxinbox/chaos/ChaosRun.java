@@ -317,7 +317,9 @@ public final class ChaosRun {
                 target.startBrokerApp();
             }
             case POISON -> injections.publishPoison();
-            case REPUBLISH -> injections.republish(Integer.parseInt(options.get("republish-count")));
+            // The deduplication control copies only applied events: a copy that races its original is absorbed by the order's key.
+            case REPUBLISH -> injections.republish(Integer.parseInt(options.get("republish-count")),
+                    "deduplication".equals(options.get("negative-control")));
             case SLOT_RECREATED -> {
                 target.kill("outbox-relay");
                 dropRelaySlot(target);

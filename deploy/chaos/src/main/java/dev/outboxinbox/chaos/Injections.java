@@ -168,35 +168,41 @@ final class Injections {
         }
     }
 
-    /** How long a republish waits for the first events inventory-service has applied (a kill early in the run delays them). */
+    /** How long a republish waits for events to copy (a kill of order-service early in the run delays them). */
     static final Duration REPUBLISH_WAIT = Duration.ofSeconds(60);
 
     /**
-     * Publishes {@code count} copies of events that inventory-service has already applied (drawn from the outbox's newest
-     * 500 whose ids are in its inbox), exactly as the relay published them. Copies of applied events only: a copy that
-     * reached inventory with its original, in one batch, is absorbed by the order's own key (an order is decided once per
-     * batch) even with deduplication off, so the deduplication control saw anything from 0 to 29 duplicate effects for
-     * one seed; a copy of an applied event is always a second delivery, which only the inbox stops. With none to draw
-     * from yet, it waits within {@link #REPUBLISH_WAIT}, then fails as a fault that could not be injected: a republish
-     * of nothing made no copy, and a negative control that relies on its copies would fail for the harness's sake.
+     * Publishes {@code count} copies of events drawn from the outbox's newest 500, exactly as the relay published them:
+     * a copy may reach inventory before its original, with it in one batch, or after it. With {@code onlyApplied} (the
+     * deduplication control), only of events inventory-service has applied (their ids in its inbox): a copy that reached
+     * inventory with its original, in one batch, is absorbed by the order's own key (an order is decided once per batch)
+     * even with deduplication off, and the control of one seed saw anything from 0 to 37 duplicate effects; a copy of an
+     * applied event is a second delivery, which only the inbox stops. With none to draw from yet, it waits within
+     * {@link #REPUBLISH_WAIT}, then fails as a fault that could not be injected: a republish of nothing made no copy, and
+     * a negative control that relies on its copies would fail for the harness's sake.
      */
-    void republish(int count) throws Exception {
+    void republish(int count, boolean onlyApplied) throws Exception {
         long deadline = System.nanoTime() + REPUBLISH_WAIT.toNanos();
-        List<Replay.OutboxEvent> applied = applied(Replay.newest(system.orders(), 500));
-        while (applied.isEmpty()) {
+        List<Replay.OutboxEvent> candidates = candidates(onlyApplied);
+        while (candidates.isEmpty()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no event applied by inventory-service to republish after "
-                        + REPUBLISH_WAIT.toSeconds() + " s");
+                throw new IllegalStateException("no event " + (onlyApplied ? "applied by inventory-service" : "in the outbox")
+                        + " to republish after " + REPUBLISH_WAIT.toSeconds() + " s");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // polling the databases, bounded by the deadline
-            applied = applied(Replay.newest(system.orders(), 500));
+            candidates = candidates(onlyApplied);
         }
         List<Replay.OutboxEvent> chosen = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            chosen.add(applied.get(random.nextInt(applied.size())));
+            chosen.add(candidates.get(random.nextInt(candidates.size())));
         }
         Replay.publish(system.broker(), chosen);
         republished += count;
+    }
+
+    private List<Replay.OutboxEvent> candidates(boolean onlyApplied) throws SQLException {
+        List<Replay.OutboxEvent> newest = Replay.newest(system.orders(), 500);
+        return onlyApplied ? applied(newest) : newest;
     }
 
     /** The events inventory-service's inbox holds (applied, or absorbed as copies), in the order given. */

@@ -1,6 +1,5 @@
 package dev.outboxinbox.inventory.stock;
 
-import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.InventoryEvent;
 import dev.outboxinbox.events.InventoryRejected;
 import dev.outboxinbox.events.InventoryReleased;
@@ -12,8 +11,7 @@ import dev.outboxinbox.inbox.BatchEffects;
 import dev.outboxinbox.inbox.DeduplicationGuard;
 import dev.outboxinbox.inbox.InboxMessage;
 import dev.outboxinbox.outbox.EventIds;
-import dev.outboxinbox.outbox.OutboxMessage;
-import dev.outboxinbox.outbox.OutboxWriter;
+import dev.outboxinbox.outbox.OutboxEmitter;
 import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -64,12 +62,12 @@ public class StockReservations implements BatchEffects<OrderEvent> {
     static final String AFTER_CANCELLATION = "AFTER_CANCELLATION";
 
     private final EntityManager em;
-    private final OutboxWriter outbox;
+    private final OutboxEmitter outbox;
     /** Off only for the fault-injection negative control ({@code inbox.unsafe.disable-deduplication}). */
     private final boolean guardEffect;
     private final StockReleases releases;
 
-    StockReservations(EntityManager em, OutboxWriter outbox, DeduplicationGuard deduplication) {
+    StockReservations(EntityManager em, OutboxEmitter outbox, DeduplicationGuard deduplication) {
         this.em = em;
         this.outbox = outbox;
         this.guardEffect = deduplication.deduplicating();
@@ -112,13 +110,13 @@ public class StockReservations implements BatchEffects<OrderEvent> {
     private void reserveAll(List<InboxMessage<OrderCreated>> orders, Map<String, String> statuses) {
         List<Decision> decisions = new ArrayList<>();
         statuses.putAll(em.unwrap(Session.class).doReturningWork(connection -> reserve(connection, orders, decisions)));
-        outbox.appendAll(decisions.stream().map(StockReservations::reply).toList());
+        outbox.sendTraced(decisions.stream().map(StockReservations::reply).toList());
     }
 
     private void releaseAll(List<InboxMessage<OrderCancelled>> cancellations, Map<String, String> statuses) {
         List<StockReleases.Release> released = em.unwrap(Session.class).doReturningWork(connection -> releases.release(connection, cancellations));
         released.forEach(release -> statuses.put(release.messageId(), release.result()));
-        outbox.appendAll(released.stream().map(StockReservations::reply).toList());
+        outbox.sendTraced(released.stream().map(StockReservations::reply).toList());
     }
 
     private static <E extends OrderEvent> List<InboxMessage<E>> narrow(List<InboxMessage<OrderEvent>> run, Class<E> type) {
@@ -126,21 +124,19 @@ public class StockReservations implements BatchEffects<OrderEvent> {
     }
 
     /** What order-service learns of a cancellation: what was released, maybe nothing. */
-    private static OutboxMessage reply(StockReleases.Release release) {
-        InventoryReleased event = new InventoryReleased(EventIds.next(), release.orderId(), release.lines(), Instant.now());
-        return new OutboxMessage(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
-                event.schemaVersion(), EventJson.write(event), release.traceparent(), event.occurredAt());
+    private static OutboxEmitter.Traced reply(StockReleases.Release release) {
+        return new OutboxEmitter.Traced(new InventoryReleased(EventIds.next(), release.orderId(), release.lines(), Instant.now()),
+                release.traceparent());
     }
 
     /** The decision as order-service learns it: a new event, of inventory, about the order. */
-    private static OutboxMessage reply(Decision decision) {
+    private static OutboxEmitter.Traced reply(Decision decision) {
         Instant now = Instant.now();
         UUID eventId = EventIds.next();
         InventoryEvent event = decision.status() == OrderOutcome.Status.RESERVED
                 ? new InventoryReserved(eventId, decision.orderId(), now)
                 : new InventoryRejected(eventId, decision.orderId(), decision.reason(), now);
-        return new OutboxMessage(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
-                event.schemaVersion(), EventJson.write(event), decision.traceparent(), event.occurredAt());
+        return new OutboxEmitter.Traced(event, decision.traceparent());
     }
 
     /** An order of one unit of a SKU that has stock: it writes every table a real order writes. */

@@ -1,12 +1,9 @@
 package dev.outboxinbox.order.domain;
 
-import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.OrderCancelled;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.outbox.EventIds;
-import dev.outboxinbox.outbox.OutboxMessage;
-import dev.outboxinbox.outbox.OutboxWriter;
+import dev.outboxinbox.outbox.OutboxEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -29,11 +26,11 @@ import java.util.UUID;
 public class OrderService {
 
     private final IdempotencyKeys idempotencyKeys;
-    private final OutboxWriter outbox;
+    private final OutboxEmitter outbox;
     private final Clock clock;
     private final EntityManager em;
 
-    OrderService(IdempotencyKeys idempotencyKeys, OutboxWriter outbox, EntityManager em) {
+    OrderService(IdempotencyKeys idempotencyKeys, OutboxEmitter outbox, EntityManager em) {
         this.idempotencyKeys = idempotencyKeys;
         this.outbox = outbox;
         this.em = em;
@@ -54,9 +51,9 @@ public class OrderService {
         Order order = new Order(orderId, command.customerId(), command.lines(), now);
         // Flushed first: the outbox writer inserts with JDBC at once, and the order row comes before its event.
         order.persistAndFlush();
-        outbox.append(outboxMessage(new OrderCreated(EventIds.next(), orderId, command.customerId(),
+        outbox.send(new OrderCreated(EventIds.next(), orderId, command.customerId(),
                 command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity)).toList(), now),
-                command.traceparent()));
+                command.traceparent().orElse(null));
         return new PlacedOrder(OrderView.of(order), false);
     }
 
@@ -88,14 +85,8 @@ public class OrderService {
         // Flushed first, like the order at its creation: the status change and its event commit together.
         order.persistAndFlush();
         // The order's id as the aggregate id, like OrderCreated: the same partition at inventory, behind the creation.
-        outbox.append(outboxMessage(new OrderCancelled(EventIds.next(), id, now), traceparent));
+        outbox.send(new OrderCancelled(EventIds.next(), id, now), traceparent.orElse(null));
         return new CancelledOrder(OrderView.of(order), true);
-    }
-
-    /** The event as the relay publishes it: to the exchange {@code orders}, routing key its type, message id its id. */
-    private static OutboxMessage outboxMessage(OrderEvent event, Optional<String> traceparent) {
-        return new OutboxMessage(event.eventId(), OrderEvent.AGGREGATE_TYPE, event.orderId().toString(), event.eventType(),
-                event.schemaVersion(), EventJson.write(event), traceparent.orElse(null), event.occurredAt());
     }
 
     /** The newest orders, newest first (the demo page's list). */

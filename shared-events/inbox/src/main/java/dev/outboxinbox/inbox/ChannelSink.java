@@ -171,7 +171,8 @@ public final class ChannelSink implements InboxSink {
             handBackAll("the channel is not consumed (the service is stopping)");
             return;
         }
-        InboxMetadata metadata = new InboxMetadata(consumer, delivery.message.messageId(), delivery.message.type());
+        InboxMetadata metadata = new InboxMetadata(consumer, delivery.message.messageId(), delivery.message.type(),
+                delivery.message.traceparent());
         Message<?> message = Message.of(delivery.message.payload(), Metadata.of(metadata))
                 .withAck(() -> applied(delivery, metadata))
                 .withNack(failure -> failed(delivery, failure));
@@ -179,7 +180,7 @@ public final class ChannelSink implements InboxSink {
     }
 
     private CompletionStage<Void> applied(Delivery delivery, InboxMetadata metadata) {
-        Outcome outcome = metadata.tookNoEffect() ? new Outcome.Duplicate() : new Outcome.Applied("applied");
+        Outcome outcome = metadata.outcome();
         if (problem != null) {
             Instant since = outageSince;
             Log.infof("Applying messages again%s", since == null ? ""

@@ -97,8 +97,8 @@ public class InboxBatcher implements InboxSink {
         running = false;
         worker.interrupt();
         worker.join(10_000);
-        Log.infof("Inbox stopped: %d applied, %d duplicates, %d poison, in %d transactions",
-                metrics.applied(), metrics.duplicates(), metrics.poison(), metrics.batches());
+        Log.infof("Inbox stopped: %d applied, %d duplicates, %d unchanged, %d poison, in %d transactions",
+                metrics.applied(), metrics.duplicates(), metrics.unchanged(), metrics.poison(), metrics.batches());
     }
 
     @Override

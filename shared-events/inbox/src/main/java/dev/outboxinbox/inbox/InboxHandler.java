@@ -89,7 +89,8 @@ public class InboxHandler implements BatchHandler {
         if (effects == null) {
             throw new IllegalStateException("no BatchEffects bean: this service's messages go through its @Inbox method");
         }
-        Set<String> claimed = claim(batch);
+        Set<String> newToInbox = claim(batch);
+        Set<String> claimed = new HashSet<>(newToInbox);
         List<InboxMessage<Object>> fresh = new ArrayList<>();
         for (InboxMessage<?> received : batch) {
             // remove(): a message twice in one batch is new once, and a duplicate the second time.
@@ -101,10 +102,14 @@ public class InboxHandler implements BatchHandler {
         Set<String> counted = new HashSet<>();
         List<Outcome> outcomes = new ArrayList<>(batch.size());
         for (InboxMessage<?> received : batch) {
+            if (!counted.add(received.messageId())) {
+                outcomes.add(new Outcome.Duplicate()); // the same message twice in one batch: the second is a copy
+                continue;
+            }
             String result = applied.get(received.messageId());
-            outcomes.add(result != null && counted.add(received.messageId())
-                    ? new Outcome.Applied(result)
-                    : new Outcome.Duplicate());
+            // Not applied: a copy (its key was there), or new to the inbox with its effect already had (another message id).
+            outcomes.add(result != null ? new Outcome.Applied(result)
+                    : newToInbox.contains(received.messageId()) ? new Outcome.Unchanged() : new Outcome.Duplicate());
         }
         return outcomes;
     }

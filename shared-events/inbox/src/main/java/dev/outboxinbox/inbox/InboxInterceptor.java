@@ -1,5 +1,6 @@
 package dev.outboxinbox.inbox;
 
+import io.opentelemetry.context.Scope;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.narayana.jta.QuarkusTransactionException;
 import jakarta.annotation.Priority;
@@ -10,7 +11,11 @@ import jakarta.interceptor.InvocationContext;
 /**
  * The idempotent consumer around one {@code @Incoming} method: in one transaction, insert the
  * message id first, and call the method only if the insert added it. Inside {@code @Transactional}
- * (priority 200 after PLATFORM_BEFORE) when a method has both, so it joins that transaction.
+ * (priority 200 after PLATFORM_BEFORE) when a method has both, so it joins that transaction. The
+ * message's trace is the current context while the method runs ({@link InboxMetadata#traceparent()}):
+ * a reply it sends through the outbox emitter continues the incoming message's trace, and a span the
+ * method starts is the consumer span's child. (The current span is that span's context, not the span:
+ * attributes set on {@code Span.current()} are not recorded.)
  */
 @Inbox
 @Interceptor
@@ -28,9 +33,11 @@ class InboxInterceptor {
     @AroundInvoke
     Object claimFirst(InvocationContext invocation) throws Exception {
         InboxMetadata metadata = metadataOf(invocation);
-        try {
+        try (Scope trace = InboxTracing.makeCurrent(metadata.traceparent())) {
             return QuarkusTransaction.joiningExisting().call(() -> {
-                if (!inbox.claim(metadata.messageId(), metadata.type()) && deduplicate) {
+                boolean added = inbox.claim(metadata.messageId(), metadata.type());
+                metadata.claimed(added);
+                if (!added && deduplicate) {
                     metadata.markDuplicate();
                     return null;
                 }

@@ -4,20 +4,31 @@ package dev.outboxinbox.inbox;
  * The inbox's view of one delivery, attached to every message of an inbox channel: inject it into
  * the {@code @Incoming @Inbox} method next to the payload. The {@link Inbox} interceptor reads the
  * key from it; the method may read the message id (to record which message decided something) and
- * say that it {@linkplain #changedNothing() changed nothing}.
+ * the trace it belongs to, and say that it {@linkplain #changedNothing() changed nothing}. While the
+ * method runs, the message's trace is the current context: an event it sends with the outbox
+ * library's emitter continues it.
  */
 public final class InboxMetadata {
 
     private final String consumer;
     private final String messageId;
     private final String type;
+    private final String traceparent;
     private volatile boolean duplicate;
+    private volatile boolean newToInbox = true;
     private volatile boolean changedNothing;
 
+    /** A message without a trace (a unit test of an {@code @Inbox} method, say). */
     public InboxMetadata(String consumer, String messageId, String type) {
+        this(consumer, messageId, type, null);
+    }
+
+    /** @param traceparent W3C trace context the consumer handles the message in, or null */
+    public InboxMetadata(String consumer, String messageId, String type, String traceparent) {
         this.consumer = consumer;
         this.messageId = messageId;
         this.type = type;
+        this.traceparent = traceparent;
     }
 
     /** The name this consumer's messages are kept under (with the message id, the inbox key). */
@@ -34,8 +45,18 @@ public final class InboxMetadata {
     }
 
     /**
-     * The business already had this effect under another message id (a second reply for an order
-     * already decided): counted and logged as a duplicate. The message id stays in the inbox.
+     * The W3C trace context the consumer handles the message in, or null when the message carried
+     * none: its consumer span's (a child of the producer's), or, in a service that records no spans,
+     * the producer's as it arrived. What a reply written in the same transaction continues.
+     */
+    public String traceparent() {
+        return traceparent;
+    }
+
+    /**
+     * The message is new to this consumer, but the business already had its effect under another
+     * message id (a second reply for an order already decided): counted and logged as
+     * {@linkplain Outcome.Unchanged unchanged}, not as a duplicate. The message id stays in the inbox.
      */
     public void changedNothing() {
         changedNothing = true;
@@ -45,8 +66,19 @@ public final class InboxMetadata {
         duplicate = true;
     }
 
-    /** Whether the message took no effect: seen before by this consumer, or by the business's own say. */
-    boolean tookNoEffect() {
-        return duplicate || changedNothing;
+    /** Whether the inbox insert added the message's key (false for a copy, even with deduplication off). */
+    void claimed(boolean added) {
+        newToInbox = added;
+    }
+
+    /** What became of the message once its transaction committed, as {@link InboxHandler} says it for a batch. */
+    Outcome outcome() {
+        if (duplicate) {
+            return new Outcome.Duplicate();
+        }
+        if (changedNothing) {
+            return newToInbox ? new Outcome.Unchanged() : new Outcome.Duplicate();
+        }
+        return new Outcome.Applied("applied");
     }
 }

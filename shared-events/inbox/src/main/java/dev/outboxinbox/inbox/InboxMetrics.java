@@ -24,6 +24,7 @@ public class InboxMetrics {
 
     private final AtomicLong applied = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
+    private final AtomicLong unchanged = new AtomicLong();
     private final AtomicLong poison = new AtomicLong();
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
@@ -39,6 +40,7 @@ public class InboxMetrics {
     InboxMetrics(MeterRegistry registry, String consumer) {
         messages(registry, consumer, "applied", applied);
         messages(registry, consumer, "duplicate", duplicates);
+        messages(registry, consumer, "unchanged", unchanged);
         messages(registry, consumer, "poison", poison);
         FunctionCounter.builder("inbox.transient.failures", transientFailures, AtomicLong::get).tag("consumer", consumer)
                 .description("Batch attempts that failed and were retried (a deadlock, an outage) or split").register(registry);
@@ -70,6 +72,7 @@ public class InboxMetrics {
     private static void messages(MeterRegistry registry, String consumer, String outcome, AtomicLong count) {
         FunctionCounter.builder("inbox.messages", count, AtomicLong::get).tag("consumer", consumer).tag("outcome", outcome)
                 .description("Messages by outcome: applied, duplicate (already in the inbox: acked without effect),"
+                        + " unchanged (new, but its effect was already had under another message id),"
                         + " poison (dead-lettered with a reason)")
                 .register(registry);
     }
@@ -81,6 +84,8 @@ public class InboxMetrics {
                 applied.incrementAndGet();
             } else if (outcome instanceof Outcome.Duplicate) {
                 duplicates.incrementAndGet();
+            } else if (outcome instanceof Outcome.Unchanged) {
+                unchanged.incrementAndGet();
             }
         }
     }
@@ -111,6 +116,10 @@ public class InboxMetrics {
 
     public long duplicates() {
         return duplicates.get();
+    }
+
+    public long unchanged() {
+        return unchanged.get();
     }
 
     public long poison() {

@@ -7,6 +7,7 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
@@ -67,6 +68,19 @@ public class InboxTracing {
                 .startSpan();
     }
 
+    /**
+     * Makes the message's trace the current context until the scope is closed, so that whatever runs in
+     * between (an event sent with the outbox library's emitter, a span of the service's own) continues
+     * it. Nothing changes for a message without a trace, or one whose traceparent is unreadable.
+     */
+    static Scope makeCurrent(String traceparent) {
+        if (traceparent == null) {
+            return Scope.noop();
+        }
+        Context context = W3C.extract(Context.root(), Map.<String, Object>of(InboxHeaders.TRACEPARENT, traceparent), HEADERS);
+        return Span.fromContext(context).getSpanContext().isValid() ? context.makeCurrent() : Scope.noop();
+    }
+
     /** The span's W3C traceparent, or null if it has no valid context. */
     public static String traceparent(Span span) {
         if (!span.getSpanContext().isValid()) {
@@ -77,7 +91,7 @@ public class InboxTracing {
         return carrier.get(InboxHeaders.TRACEPARENT);
     }
 
-    /** Ends the span with the message's outcome ({@code applied}, {@code duplicate}, {@code poison}, {@code requeued}). */
+    /** Ends the span with the message's outcome ({@code applied}, {@code duplicate}, {@code unchanged}, {@code poison}, {@code requeued}). */
     public static void ended(Span span, String outcome, String reason) {
         span.setAttribute("inbox.outcome", outcome);
         if (reason != null) {

@@ -7,8 +7,16 @@ public sealed interface Outcome {
     record Applied(String result) implements Outcome {
     }
 
-    /** Seen before (the inbox key existed, or the order already had an outcome): nothing done. */
+    /** Seen before by this consumer (its inbox key existed): nothing done. */
     record Duplicate() implements Outcome {
+    }
+
+    /**
+     * New to this consumer (its inbox key was added), but the business already had its effect under
+     * another message id (the order already had an outcome): nothing changed. Not a redelivery: a
+     * second event for one effect, which only the business's own key can tell.
+     */
+    record Unchanged() implements Outcome {
     }
 
     /** This message alone makes the transaction fail for a reason that retrying cannot fix. */

@@ -1,5 +1,7 @@
 package dev.outboxinbox.inbox;
 
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -13,7 +15,9 @@ import javax.sql.DataSource;
  * The whole business code of a consumer built on the library, as a service author writes it: a
  * decoder for its one event type and an {@code @Incoming @Inbox} method. A greeting that says "poison" makes its
  * transaction fail every time (the library must park it and apply the others); "no effect" changes
- * nothing (the business already had it); "refused:…" is one the business says it can never apply.
+ * nothing (the business already had it); "refused:…" is one the business says it can never apply;
+ * "trace" records the message's trace as {@link InboxMetadata} gives it and as the current span sees
+ * it (what an event sent from here through the outbox emitter would continue).
  * A greeting in brackets is unwrapped by recursion, as a naive parser would: nested deep enough, the
  * decoder overflows its stack (an Error, which no exception handler in the decoder's caller expects).
  */
@@ -57,6 +61,10 @@ final class GreetingConsumer {
             if (text.equals("no effect")) {
                 inbox.changedNothing();
                 return;
+            }
+            if (text.equals("trace")) {
+                SpanContext current = Span.current().getSpanContext();
+                text = inbox.traceparent() + " " + (current.isValid() ? current.getTraceId() + "-" + current.getSpanId() : "none");
             }
             try (Connection connection = dataSource.getConnection();
                  PreparedStatement insert = connection.prepareStatement("INSERT INTO greetings (message_id, text) VALUES (?, ?)")) {

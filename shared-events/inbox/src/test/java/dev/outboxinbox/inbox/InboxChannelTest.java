@@ -53,13 +53,37 @@ class InboxChannelTest {
     }
 
     @Test
-    void aHandlerThatChangesNothingCountsAsADuplicateAndIsStillRemembered() throws Exception {
+    void aHandlerThatChangesNothingCountsAsUnchangedNotAsADuplicateAndIsStillRemembered() throws Exception {
         String id = UUID.randomUUID().toString();
         long duplicatesBefore = metrics.duplicates();
+        long unchangedBefore = metrics.unchanged();
         publish(id, "Greeted", 1, "no effect");
-        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() > duplicatesBefore);
+        await().atMost(Duration.ofSeconds(30)).until(() -> metrics.unchanged() > unchangedBefore);
+        assertThat(metrics.duplicates()).as("new to the inbox: not a duplicate").isEqualTo(duplicatesBefore);
         assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'")).isZero();
         assertThat(count("SELECT count(*) FROM inbox WHERE message_id = '" + id + "'")).isOne();
+    }
+
+    /**
+     * The message's trace reaches the method twice: as {@link InboxMetadata#traceparent()} and as the
+     * current context, so a reply sent from the method continues it. This service records no spans (no
+     * OpenTelemetry SDK), so the consumer's traceparent is the producer's as it came.
+     */
+    @Test
+    void theMethodRunsInTheIncomingMessagesTraceAndReadsItFromTheMetadata() throws Exception {
+        String id = UUID.randomUUID().toString();
+        String traceId = UUID.randomUUID().toString().replace("-", "");
+        String spanId = traceId.substring(0, 16);
+        String traceparent = "00-" + traceId + "-" + spanId + "-01";
+        publish(id, "Greeted", 1, "trace", Map.of(InboxHeaders.TRACEPARENT, traceparent));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
+        assertThat(text(id)).isEqualTo(traceparent + " " + traceId + "-" + spanId);
+
+        String untraced = UUID.randomUUID().toString();
+        publish(untraced, "Greeted", 1, "trace");
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + untraced + "'") == 1);
+        assertThat(text(untraced)).as("no trace in, none made up").isEqualTo("null none");
     }
 
     @Test
@@ -139,11 +163,26 @@ class InboxChannelTest {
         }
     }
 
+    private String text(String messageId) throws Exception {
+        try (java.sql.Connection connection = dataSource.getConnection();
+             ResultSet rs = connection.createStatement().executeQuery("SELECT text FROM greetings WHERE message_id = '" + messageId + "'")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     private static void publish(String messageId, String type, int schemaVersion, String body) throws Exception {
+        publish(messageId, type, schemaVersion, body, Map.of());
+    }
+
+    private static void publish(String messageId, String type, int schemaVersion, String body, Map<String, Object> headers)
+            throws Exception {
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
+            Map<String, Object> all = new HashMap<>(headers);
+            all.put(InboxHeaders.SCHEMA_VERSION, schemaVersion);
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(messageId).type(type)
-                    .headers(Map.of(InboxHeaders.SCHEMA_VERSION, schemaVersion)).deliveryMode(2).build();
+                    .headers(all).deliveryMode(2).build();
             channel.basicPublish("greetings", "Greeted", true, properties, body.getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(10_000);
         }

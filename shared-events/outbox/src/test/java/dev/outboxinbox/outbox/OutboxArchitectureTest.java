@@ -25,7 +25,7 @@ class OutboxArchitectureTest {
                 .should().dependOnClassesThat(resideInAPackage("dev.outboxinbox..")
                         .and(not(resideInAPackage("dev.outboxinbox.outbox..")))
                         .and(not(resideInAPackage("dev.outboxinbox.retention.."))))
-                .because("the producer turns its events into OutboxMessage; the library knows no event type")
+                .because("a producer's events are OutboxEvents (dev.outboxinbox.outbox.api); the library knows no event type")
                 .check(LIBRARY);
     }
 }

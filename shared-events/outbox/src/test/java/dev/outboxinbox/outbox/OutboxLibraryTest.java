@@ -3,7 +3,13 @@ package dev.outboxinbox.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.outboxinbox.outbox.api.OutboxEvent;
 import dev.outboxinbox.testing.RealServices;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.context.Scope;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.common.WithTestResource;
@@ -50,7 +56,38 @@ class OutboxLibraryTest {
     OutboxWriter outbox;
 
     @Inject
+    OutboxEmitter emitter;
+
+    @Inject
     OutboxPurge purge;
+
+    /** A service's own event, as its contract module would write it: the emitter needs nothing else. */
+    record Greeted(UUID eventId, String to, String text, Instant occurredAt) implements OutboxEvent {
+        @Override
+        public String aggregateType() {
+            return "greetings";
+        }
+
+        @Override
+        public String aggregateId() {
+            return to;
+        }
+
+        @Override
+        public String eventType() {
+            return "Greeted";
+        }
+
+        @Override
+        public int schemaVersion() {
+            return 2;
+        }
+
+        @Override
+        public String payloadJson() {
+            return "{\"to\":\"" + to + "\",\"text\":\"" + text + "\"}";
+        }
+    }
 
     @Inject
     DataSource dataSource;
@@ -64,6 +101,54 @@ class OutboxLibraryTest {
                 + " || payload::text || '|' || traceparent || '|' || (occurred_at = '" + message.occurredAt() + "')"
                 + " FROM outbox WHERE id = '" + message.id() + "'"))
                 .isEqualTo("greetings|g-1|Greeted|2|{\"text\": \"hello\"}|" + message.traceparent() + "|true");
+    }
+
+    @Test
+    void theEmitterTakesEverythingFromTheEventAndTheTraceFromTheCurrentSpan() throws Exception {
+        Greeted event = new Greeted(UUID.randomUUID(), "ada", "hello", Instant.now().truncatedTo(ChronoUnit.MICROS));
+        SpanContext span = SpanContext.create("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", TraceFlags.getSampled(),
+                TraceState.getDefault());
+        Greeted second = new Greeted(UUID.randomUUID(), "ada", "again", Instant.now());
+        Greeted third = new Greeted(UUID.randomUUID(), "eve", "and again", Instant.now());
+        try (Scope current = Span.wrap(span).makeCurrent()) {
+            QuarkusTransaction.requiringNew().run(() -> {
+                emitter.send(event);
+                emitter.sendAll(List.of(second, third));
+            });
+        }
+        assertThat(query("SELECT string_agg(DISTINCT traceparent, ',') FROM outbox WHERE id IN ('" + second.eventId() + "', '"
+                + third.eventId() + "')")).as("sendAll: every event in the current trace")
+                .isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        assertThat(query("SELECT aggregatetype || '|' || aggregateid || '|' || type || '|' || schema_version || '|'"
+                + " || payload::text || '|' || traceparent || '|' || (occurred_at = '" + event.occurredAt() + "')"
+                + " FROM outbox WHERE id = '" + event.eventId() + "'"))
+                .isEqualTo("greetings|ada|Greeted|2|{\"to\": \"ada\", \"text\": \"hello\"}"
+                        + "|00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01|true");
+    }
+
+    @Test
+    void theEmitterCarriesTheTraceItIsGivenOrNone() throws Exception {
+        Greeted untraced = new Greeted(UUID.randomUUID(), "bob", "hi", Instant.now());
+        Greeted given = new Greeted(UUID.randomUUID(), "bob", "hi again", Instant.now());
+        Greeted first = new Greeted(UUID.randomUUID(), "cy", "one", Instant.now());
+        Greeted second = new Greeted(UUID.randomUUID(), "cy", "two", Instant.now());
+        String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        QuarkusTransaction.requiringNew().run(() -> {
+            emitter.send(untraced);
+            emitter.send(given, traceparent);
+            emitter.sendTraced(List.of(new OutboxEmitter.Traced(first, traceparent), new OutboxEmitter.Traced(second, null)));
+        });
+        assertThat(query("SELECT coalesce(traceparent, 'none') FROM outbox WHERE id = '" + untraced.eventId() + "'"))
+                .as("no current span: no trace made up").isEqualTo("none");
+        assertThat(query("SELECT traceparent FROM outbox WHERE id = '" + given.eventId() + "'")).isEqualTo(traceparent);
+        assertThat(query("SELECT traceparent FROM outbox WHERE id = '" + first.eventId() + "'")).isEqualTo(traceparent);
+        assertThat(query("SELECT coalesce(traceparent, 'none') FROM outbox WHERE id = '" + second.eventId() + "'")).isEqualTo("none");
+    }
+
+    @Test
+    void theEmitterCannotCommitAnEventOnItsOwn() {
+        assertThatThrownBy(() -> emitter.send(new Greeted(UUID.randomUUID(), "dee", "alone", Instant.now())))
+                .isInstanceOf(TransactionalException.class);
     }
 
     @Test

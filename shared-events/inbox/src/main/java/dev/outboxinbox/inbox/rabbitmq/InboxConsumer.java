@@ -580,6 +580,11 @@ public class InboxConsumer {
                         // Worth seeing: at-least-once delivery at work (a relay or consumer crash, a replay).
                         Log.infof("Duplicate message %s: already in the inbox, acked without effect", properties.getMessageId());
                         InboxTracing.ended(span, "duplicate", null);
+                    } else if (outcome instanceof Outcome.Unchanged) {
+                        // Not a redelivery: another event for an effect already had (the business's own key said so).
+                        Log.infof("Message %s (%s) changed nothing: its effect was already had under another message id; acked",
+                                properties.getMessageId(), properties.getType());
+                        InboxTracing.ended(span, "unchanged", null);
                     } else {
                         committedAt(properties).ifPresent(metrics::appliedAfterCommit);
                         InboxTracing.ended(span, "applied", null);
