@@ -37,4 +37,13 @@ class HttpApiTest {
                 .body("components.schemas", hasKey("PlaceOrderRequest"));
         given().get("/q/swagger-ui/").then().statusCode(200).contentType(containsString("text/html"));
     }
+
+    /** The events, as the contract module describes them (AsyncApiDocumentTest keeps it equal to the code): served beside the OpenAPI. */
+    @Test
+    void theEventsAreDescribedByAnAsyncApiDocument() {
+        given().get("/asyncapi.json").then().statusCode(200).contentType(containsString("application/json"))
+                .body("asyncapi", equalTo("3.1.0"))
+                .body("channels", hasKey("orders"))
+                .body("components.messages", hasKey("OrderCreated.v1"));
+    }
 }
