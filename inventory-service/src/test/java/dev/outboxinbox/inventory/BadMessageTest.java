@@ -39,7 +39,7 @@ class BadMessageTest {
                 bad("message id not the event id", (p, body) -> { p.messageId(UUID.randomUUID().toString()); return body; }, "not the payload's eventId"),
                 bad("unknown event type", (p, body) -> { p.type("OrderShipped"); return body; }, "unknown event type 'OrderShipped'"),
                 bad("no event type", (p, body) -> { p.type(null); return body; }, "no event type"),
-                bad("unsupported schema version", (p, body) -> { header(p, MessageHeaders.SCHEMA_VERSION, 2); return body; }, "unsupported schema version 2"),
+                bad("unsupported schema version", (p, body) -> { header(p, MessageHeaders.SCHEMA_VERSION, 0); return body; }, "unsupported schema version 0"),
                 bad("missing schema version", (p, body) -> { header(p, MessageHeaders.SCHEMA_VERSION, null); return body; }, "schema-version"),
                 bad("zero quantity", (p, body) -> new String(body).replace("\"quantity\":3", "\"quantity\":0").getBytes(), "/lines/0/quantity"),
                 bad("blank SKU", (p, body) -> new String(body).replaceFirst("\"sku\":\"[^\"]*\"", "\"sku\":\"  \"").getBytes(), "/lines/0/sku"));

@@ -4,11 +4,11 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.events.Event;
 import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.OrderCancelled;
 import dev.outboxinbox.events.OrderCreated;
-import dev.outboxinbox.events.OrderEvent;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.testing.RealServices;
 import java.time.Duration;
@@ -34,11 +34,11 @@ final class Broker {
         return new OrderCancelled(UUID.randomUUID(), order.orderId(), Instant.now());
     }
 
-    static AMQP.BasicProperties.Builder propertiesOf(OrderEvent event) {
+    static AMQP.BasicProperties.Builder propertiesOf(Event event) {
         Map<String, Object> headers = new HashMap<>();
         headers.put(MessageHeaders.SCHEMA_VERSION, event.schemaVersion());
         headers.put(MessageHeaders.AGGREGATE_TYPE, "orders");
-        headers.put(MessageHeaders.AGGREGATE_ID, event.orderId().toString());
+        headers.put(MessageHeaders.AGGREGATE_ID, event.aggregateId());
         headers.put(MessageHeaders.COMMITTED_AT, System.currentTimeMillis());
         return new AMQP.BasicProperties.Builder()
                 .messageId(event.eventId().toString()).type(event.eventType())
@@ -46,7 +46,7 @@ final class Broker {
     }
 
     /** As the relay publishes an order's event: routing key its type, partition key (aggregate-id) the order's id. */
-    static void publish(OrderEvent event) {
+    static void publish(Event event) {
         publish(Topology.ORDERS_EXCHANGE, event.eventType(), propertiesOf(event).build(), EventJson.write(event).getBytes());
     }
 

@@ -61,4 +61,20 @@ class DeadLetterRedeliveryTest {
         assertThat(db.reserved(sku)).isEqualTo(3);
         assertThat(db.count("SELECT count(*) FROM inbox WHERE message_id = ?", id)).isOne();
     }
+
+    @Test
+    void onlyTheDeadLettersWhoseReasonContainsTheTextAreSentBack() {
+        OrderCreated unreadable = Broker.order(db.newProduct(10), 1);
+        OrderCreated empty = Broker.order(db.newProduct(10), 1);
+        String unreadableId = unreadable.eventId().toString();
+        String emptyId = empty.eventId().toString();
+        Broker.publish(Broker.propertiesOf(unreadable).build(), "{\"eventId\": ".getBytes());
+        Broker.publish(Broker.propertiesOf(empty).build(), new byte[0]);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> given().header("Authorization", OperationsAuth.operator())
+                .get("/dead-letters").then().statusCode(200).body("messageId", hasItem(unreadableId)).body("messageId", hasItem(emptyId)));
+
+        given().header("Authorization", OperationsAuth.operator()).queryParam("reason", "malformed JSON")
+                .post("/dead-letters/redeliver").then().statusCode(200)
+                .body("redelivered", hasItem(unreadableId)).body("redelivered", org.hamcrest.Matchers.not(hasItem(emptyId)));
+    }
 }

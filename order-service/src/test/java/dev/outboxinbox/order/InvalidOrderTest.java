@@ -48,7 +48,17 @@ class InvalidOrderTest {
                 Arguments.of("missing quantity", "{\"customerId\": \"c\", \"lines\": [{\"sku\": \"A\"}]}", "lines[0].quantity"),
                 Arguments.of("blank SKU", "{\"customerId\": \"c\", \"lines\": [" + line + ", {\"sku\": \" \", \"quantity\": 1}]}", "lines[1].sku"),
                 Arguments.of("missing SKU", "{\"customerId\": \"c\", \"lines\": [{\"quantity\": 1}]}", "lines[0].sku"),
-                Arguments.of("repeated SKU", "{\"customerId\": \"c\", \"lines\": [" + line + ", " + line + "]}", "lines[1].sku"));
+                Arguments.of("repeated SKU", "{\"customerId\": \"c\", \"lines\": [" + line + ", " + line + "]}", "lines[1].sku"),
+                Arguments.of("lower-case currency", "{\"customerId\": \"c\", \"currency\": \"eur\", \"lines\": [" + line + "]}", "currency"),
+                Arguments.of("currency not a code", "{\"customerId\": \"c\", \"currency\": \"EURO\", \"lines\": [" + line + "]}", "currency"),
+                Arguments.of("negative price", "{\"customerId\": \"c\", \"lines\": [{\"sku\": \"A\", \"quantity\": 1, \"unitPrice\": -0.01}]}",
+                        "lines[0].unitPrice"),
+                Arguments.of("price in thousandths", "{\"customerId\": \"c\", \"lines\": [{\"sku\": \"A\", \"quantity\": 1, \"unitPrice\": 1.234}]}",
+                        "lines[0].unitPrice"),
+                Arguments.of("absurd price", "{\"customerId\": \"c\", \"lines\": [{\"sku\": \"A\", \"quantity\": 1, \"unitPrice\": 12345678901}]}",
+                        "lines[0].unitPrice"),
+                Arguments.of("price as text", "{\"customerId\": \"c\", \"lines\": [{\"sku\": \"A\", \"quantity\": 1, \"unitPrice\": \"2.50\"}]}",
+                        "lines[0].unitPrice"));
     }
 
     @ParameterizedTest(name = "{0}")

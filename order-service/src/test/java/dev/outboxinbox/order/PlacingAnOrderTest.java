@@ -62,6 +62,33 @@ class PlacingAnOrderTest {
     }
 
     @Test
+    void aCurrencyAndUnitPricesTravelInOrderCreatedVersion2() throws Exception {
+        Response response = post("""
+                {"customerId": "priced", "currency": "USD",
+                 "lines": [{"sku": "SKU-APPLE", "quantity": 2, "unitPrice": 12.5}, {"sku": "SKU-PEAR", "quantity": 1}]}""");
+        response.then().statusCode(201)
+                .body("currency", equalTo("USD"))
+                .body("lines[0].unitPrice", equalTo(12.5f))
+                .body("lines[1]", not(org.hamcrest.Matchers.hasKey("unitPrice")));
+        String orderId = response.path("id");
+        Map<String, Object> event = db.rows("SELECT schema_version, payload::text AS payload FROM outbox WHERE aggregateid = ?", orderId)
+                .get(0);
+        assertThat(event).containsEntry("schema_version", 2);
+        byte[] payload = event.get("payload").toString().getBytes(StandardCharsets.UTF_8);
+        OrderCreated read = EventSchema.decode(new com.fasterxml.jackson.databind.ObjectMapper().readTree(payload).get("eventId").asText(),
+                OrderCreated.TYPE, 2, payload, OrderCreated.class);
+        assertThat(read.currency()).isEqualTo("USD");
+        assertThat(read.lines()).extracting(OrderCreated.Line::unitPrice).containsExactly(new java.math.BigDecimal("12.5"), null);
+        given().get("/orders/" + orderId).then().statusCode(200)
+                .body("lines[0].unitPrice", equalTo(12.5f));
+    }
+
+    @Test
+    void anOrderThatNamesNoCurrencyIsInTheDefaultOne() {
+        post(body("no-currency")).then().statusCode(201).body("currency", equalTo(OrderCreated.DEFAULT_CURRENCY));
+    }
+
+    @Test
     void aPlacedOrderCanBeReadBack() {
         String location = post(body("reader")).then().statusCode(201).extract().header("Location");
         given().get(location).then().statusCode(200)

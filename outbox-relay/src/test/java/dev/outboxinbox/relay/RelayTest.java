@@ -60,7 +60,7 @@ class RelayTest {
         assertThat(message.getEnvelope().getExchange()).isEqualTo("orders");
         assertThat(message.getEnvelope().getRoutingKey()).isEqualTo(OrderCreated.TYPE);
         Map<String, Object> headers = props.getHeaders();
-        assertThat(headers.get(MessageHeaders.SCHEMA_VERSION)).isEqualTo(1);
+        assertThat(headers.get(MessageHeaders.SCHEMA_VERSION)).isEqualTo(OrderCreated.SCHEMA_VERSION);
         // The row's trace goes on, in a span of the relay's own (tracing makes spans even when it exports none).
         assertThat(headers.get(MessageHeaders.TRACEPARENT)).asString()
                 .startsWith("00-4bf92f3577b34da6a3ce929d0e0e4736-").isNotEqualTo(traceparent);

@@ -8,6 +8,7 @@ import dev.outboxinbox.system.PipelineFigures;
 import dev.outboxinbox.system.SystemUnderTest;
 import dev.outboxinbox.system.VerificationReport;
 import dev.outboxinbox.system.Verifier;
+import dev.outboxinbox.testing.OperationsAuth;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,13 +63,18 @@ public final class ChaosRun {
             // The negative controls' run (CI's): only what makes each safeguard matter. Copies for deduplication
             // (a republish of delivered events, a kill -9 of each service); cancellations sent at once for order
             // (the load's share). About half the short run's time; a control on the short or full run is --short/--full.
-            "control", onlyCopies(Map.of("orders", "600", "rate", "30", "kills", "1", "republish", "1")));
+            "control", onlyCopies(Map.of("orders", "600", "rate", "30", "kills", "1", "republish", "1")),
+            // A rolling deploy's run (--rolling-deploy): the upgrade's steps among broker restarts, a kill -9 of each
+            // service and poison; about a minute of load. Its own faults only, so that each step is the upgrade's.
+            "rolling", onlyCopies(Map.of("orders", "1500", "rate", "30", "broker-restarts", "2", "kills", "1", "poison", "1")));
 
     /** No fault at all but those given: every fault's option, 0, then the given ones. */
     private static Map<String, String> onlyCopies(Map<String, String> given) {
         Map<String, String> profile = new LinkedHashMap<>();
         for (Schedule.Fault fault : Schedule.Fault.values()) {
-            profile.put(fault.option, "0");
+            if (fault.option != null) {
+                profile.put(fault.option, "0");
+            }
         }
         profile.putAll(given);
         return Map.copyOf(profile);
@@ -80,7 +86,8 @@ public final class ChaosRun {
     private static final long START = System.nanoTime();
 
     private final Map<String, String> options;
-    private final long started = System.nanoTime();
+    /** When the load started: the schedule's steps count from it. */
+    private long started = System.nanoTime();
     private final AtomicReference<String> now = new AtomicReference<>("load starting");
     private final AtomicReference<OrderLoad.Progress> progress = new AtomicReference<>();
 
@@ -89,10 +96,12 @@ public final class ChaosRun {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>(PROFILES.get("short"));
-        options.putAll(Map.of("target", "local", "seed", "1", "convergence-bound", "PT3M", "republish-count", "20",
-                "refused-count", "3", "cancel-share", "0.2"));
         List<String> given = List.of(args);
+        // A rolling deploy runs on its own profile unless one is named.
+        boolean rollingDeploy = given.contains("--rolling-deploy") && PROFILES.keySet().stream().noneMatch(p -> given.contains("--" + p));
+        Map<String, String> options = new LinkedHashMap<>(PROFILES.get(rollingDeploy ? "rolling" : "short"));
+        options.putAll(Map.of("target", "local", "seed", "1", "convergence-bound", "PT3M", "republish-count", "20",
+                "refused-count", "3", "cancel-share", "0.2", "rolling-deploy", "none"));
         for (int i = 0; i < given.size(); i++) {
             String arg = given.get(i);
             if (!arg.startsWith("--")) {
@@ -123,6 +132,17 @@ public final class ChaosRun {
         if (!(cancelShare >= 0 && cancelShare <= 1)) {
             throw new IllegalArgumentException("--cancel-share " + options.get("cancel-share") + ": a share between 0 and 1");
         }
+        if (!options.get("rolling-deploy").equals("none")) {
+            RollingDeploy.Order.named(options.get("rolling-deploy")); // producer-first or consumers-first, or refused here
+            // Those faults start and stop a second or third inventory-service of their own: not while the deploy has its two.
+            for (String fault : List.of("second-inventory", "consumer-scaling", "double-kills", "slow-stops",
+                    "postgres-restarts-with-standbys", "inventory-freezes", "declaration-failures")) {
+                if (!options.get(fault).equals("0")) {
+                    throw new IllegalArgumentException("--rolling-deploy runs its own two inventory-service instances: not with --"
+                            + fault + " " + options.get(fault) + " (leave the profile out, or set it to 0)");
+                }
+            }
+        }
         System.exit(new ChaosRun(options).run());
     }
 
@@ -141,13 +161,23 @@ public final class ChaosRun {
 
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (Schedule.Fault fault : Schedule.Fault.values()) {
-            counts.put(fault.option, integer(fault.option));
+            if (fault.option != null) {
+                counts.put(fault.option, integer(fault.option));
+            }
         }
-        Schedule schedule = Schedule.of(counts, (long) (orders / rate * 1000), seed);
+        long loadMillis = (long) (orders / rate * 1000);
+        Schedule schedule = Schedule.of(counts, loadMillis, seed);
+        rolling = RollingDeploy.of(options.get("rolling-deploy"));
+        if (rolling != null) {
+            schedule = schedule.with(rolling.steps(loadMillis));
+        }
         say("target %s, seed %d, %d orders at %.0f/s (a share of %.2f cancelled), %d faults%s", options.get("target"), seed, orders, rate,
                 cancelShare, schedule.steps().size(), negativeControl == null ? ""
                         : negativeControl.equals("order") ? ", NEGATIVE CONTROL: inventory-service applies each batch out of order"
                         : ", NEGATIVE CONTROL: inventory-service runs without deduplication");
+        if (rolling != null) {
+            say("%s", rolling.describe());
+        }
         schedule.steps().forEach(s -> say("  planned at %5.1f s: %s", s.atMillis() / 1000.0, s.fault().description));
 
         ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -166,10 +196,14 @@ public final class ChaosRun {
                         "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084"))),
                 Duration.ofSeconds(2));
 
+        if (rolling != null) {
+            beforeTheUpgrade(target, system);
+        }
         // Stock before the load: on hand never changes, reserved must end as the sum of the live orders' lines.
         Map<String, Integer> initialOnHand = verifier.onHand();
         OrderLoad load = new OrderLoad(system.orderService(), "chaos-" + seed + "-" + System.currentTimeMillis(), seed,
                 Integer.parseInt(options.getOrDefault("attempts", "8"))).cancelling(cancelShare);
+        started = System.nanoTime();
         CompletableFuture<List<OrderLoad.Request>> requests = CompletableFuture.supplyAsync(() -> load.run(orders, rate, progress::set));
 
         List<String> timeline = Collections.synchronizedList(new ArrayList<>());
@@ -232,6 +266,13 @@ public final class ChaosRun {
             extra.put("settings", Map.of("cancelShare", cancelShare, "negativeControl", negativeControl == null ? "none" : negativeControl));
             extra.put("refusedEvents", injections.refused());
             extra.put("faultFailures", List.copyOf(faultFailures));
+            // Held: a v2 event at an instance that read v1 only, waiting for an upgraded one (never a dead letter:
+            // the verifier found none but the poison). Consumers first, none may be; producer first, some must be.
+            long held = rolling == null ? 0 : target.heldByInventory();
+            if (rolling != null) {
+                extra.put("rollingDeploy", Map.of("order", rolling.order().name(), "heldForTheirVersion", held,
+                        "v1DeadLettersRedelivered", RollingDeploy.DEAD_LETTERED_ORDERS));
+            }
             Files.writeString(json, report.toJson(extra));
             say("report written to %s", json);
 
@@ -258,6 +299,18 @@ public final class ChaosRun {
                 say("NEGATIVE CONTROL FAILED: batches were applied out of order and the verifier saw no reordering; it cannot be trusted");
                 return 1;
             }
+            if (rolling != null) {
+                System.out.println("held for a version  " + held + " (a v2 event at an inventory-service instance that read v1 only,"
+                        + " waiting for an upgraded one)");
+                if (rolling.order() == RollingDeploy.Order.CONSUMERS_FIRST && held > 0) {
+                    say("FAILED: consumers first, yet %d event(s) waited for a consumer that reads their version", held);
+                    return 1;
+                }
+                if (rolling.order() == RollingDeploy.Order.PRODUCER_FIRST && held == 0) {
+                    say("HARNESS ERROR: producer first, yet no v2 event met a consumer that read v1 only: the run proved nothing");
+                    return 2;
+                }
+            }
             if (!faultFailures.isEmpty()) {
                 say("FAILED: %d fault(s) saw the system fail while they ran (above)", faultFailures.size());
                 return 1;
@@ -282,6 +335,9 @@ public final class ChaosRun {
 
     /** No frozen process survives a run: every instance left frozen is killed (SIGKILL works on a stopped process). */
     private void endOfRun(Target target) {
+        if (rolling != null) {
+            afterTheDeploy(target);
+        }
         synchronized (frozenUntilTheEnd) {
             for (Target.Extra extra : frozenUntilTheEnd) {
                 try {
@@ -381,6 +437,123 @@ public final class ChaosRun {
             case REFUSED_EXCHANGE -> say("%s: outbox rows written for exchange %s (the relay's user may not configure it)",
                     injections.writeRefusedEvents(target, integer("refused-count")), Injections.REFUSED_EXCHANGE);
             case DECLARATION_FAILURE -> declarationFailure(target, injections, system, outage);
+            case UPGRADE_ORDER_SERVICE -> upgrade(target, "order-service", system.orderService());
+            case UPGRADE_INVENTORY -> upgrade(target, "inventory-service", system.inventoryService());
+            case UPGRADE_SECOND_INVENTORY -> {
+                target.javaOptions(Target.Extra.SECOND_INVENTORY.instance, "");
+                target.stopExtra(Target.Extra.SECOND_INVENTORY, false);
+                secondInventoryTakesItsShare(target);
+            }
+            case REDELIVER_V1_DEAD_LETTERS -> redeliverV1DeadLetters(target, system);
+        }
+    }
+
+    /** The rolling deploy of this run, or null. */
+    private RollingDeploy rolling;
+
+    /**
+     * Before the load, as before the upgrade: order-service writes OrderCreated v1, two inventory-service instances
+     * read v1 only. Then a rule refuses {@link RollingDeploy#SKU}'s reservations while orders of it are placed:
+     * their v1 events are dead-lettered with the rule's words, to be sent back once every instance reads v2.
+     */
+    private void beforeTheUpgrade(Target target, SystemUnderTest system) throws Exception {
+        target.javaOptions("order-service", RollingDeploy.WRITES_V1);
+        target.javaOptions("inventory-service", RollingDeploy.READS_V1_ONLY);
+        target.javaOptions(Target.Extra.SECOND_INVENTORY.instance, RollingDeploy.READS_V1_ONLY);
+        for (String service : List.of("order-service", "inventory-service")) {
+            target.stop(service);
+            target.start(service);
+        }
+        target.ensureRunning();
+        secondInventoryTakesItsShare(target);
+        target.superuserSql("inventory", "INSERT INTO products (sku, name, on_hand) VALUES ('" + RollingDeploy.SKU
+                + "', 'the rolling deploy''s dead letters', 100) ON CONFLICT (sku) DO NOTHING");
+        target.superuserSql("inventory", """
+                CREATE OR REPLACE FUNCTION chaos_refuse_rolling_sku() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION '%s' USING ERRCODE = '23514'; END $$;
+                DROP TRIGGER IF EXISTS chaos_refuse_rolling_sku ON reservations;
+                CREATE TRIGGER chaos_refuse_rolling_sku BEFORE INSERT ON reservations FOR EACH ROW
+                    WHEN (NEW.sku = '%s') EXECUTE FUNCTION chaos_refuse_rolling_sku();
+                """.formatted(RollingDeploy.REFUSAL, RollingDeploy.SKU));
+        for (int i = 0; i < RollingDeploy.DEAD_LETTERED_ORDERS; i++) {
+            HttpResponse<String> placed = HTTP.send(HttpRequest.newBuilder(system.orderService().resolve("/orders"))
+                    .header("Content-Type", "application/json").header("Idempotency-Key", "chaos-rolling-" + START + "-" + i)
+                    .timeout(Duration.ofSeconds(10))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"customerId\": \"chaos-rolling-deploy\", \"lines\": [{\"sku\": \""
+                            + RollingDeploy.SKU + "\", \"quantity\": 1}]}")).build(), HttpResponse.BodyHandlers.ofString());
+            if (placed.statusCode() != 201) {
+                throw new IllegalStateException("an order of " + RollingDeploy.SKU + " was not placed: " + placed.statusCode() + " " + placed.body());
+            }
+        }
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (deadLettersRefused(system) < RollingDeploy.DEAD_LETTERED_ORDERS) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the orders of " + RollingDeploy.SKU + " were not dead-lettered within a minute");
+            }
+            pause(500);
+        }
+        say("before the upgrade: order-service writes v1, two inventory-service instances read v1 only; %d v1 events of %s"
+                + " dead-lettered (\"%s\")", RollingDeploy.DEAD_LETTERED_ORDERS, RollingDeploy.SKU, RollingDeploy.REFUSAL);
+    }
+
+    /** Dead letters in inventory's queue whose reason is the rolling deploy's rule. */
+    private static long deadLettersRefused(SystemUnderTest system) throws Exception {
+        HttpResponse<String> letters = HTTP.send(HttpRequest.newBuilder(system.inventoryService().resolve("/dead-letters"))
+                .header("Authorization", OperationsAuth.operator()).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        if (letters.statusCode() != 200) {
+            return 0; // inventory-service starting: asked again
+        }
+        return Pattern.compile(Pattern.quote(RollingDeploy.REFUSAL)).matcher(letters.body()).results().count();
+    }
+
+    /** One service's upgrade: stopped (SIGTERM: it finishes what it holds), started without its "before" switch, ready. */
+    private static void upgrade(Target target, String service, URI url) {
+        long started = System.nanoTime();
+        target.javaOptions(service, "");
+        target.stop(service);
+        target.start(service);
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (!ready(url)) {
+            if (System.nanoTime() > deadline) {
+                throw new FaultObserved(service + " not ready 2 minutes after its upgrade");
+            }
+            pause(250);
+        }
+        say("%s upgraded and ready %.1f s after its stop", service, (System.nanoTime() - started) / 1e9);
+    }
+
+    /** Every instance reads v2 now: the rule goes, and the v1 events it had dead-lettered are sent back, to be read. */
+    private static void redeliverV1DeadLetters(Target target, SystemUnderTest system) throws Exception {
+        target.superuserSql("inventory", "DROP TRIGGER IF EXISTS chaos_refuse_rolling_sku ON reservations");
+        HttpResponse<String> sent = HTTP.send(HttpRequest.newBuilder(system.inventoryService().resolve("/dead-letters/redeliver?reason="
+                        + java.net.URLEncoder.encode(RollingDeploy.REFUSAL, java.nio.charset.StandardCharsets.UTF_8)))
+                .header("Authorization", OperationsAuth.operator()).timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        if (sent.statusCode() != 200) {
+            throw new FaultObserved("POST /dead-letters/redeliver answered " + sent.statusCode() + ": " + sent.body());
+        }
+        long count = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-").matcher(sent.body()).results().count();
+        if (count != RollingDeploy.DEAD_LETTERED_ORDERS) {
+            throw new FaultObserved("sent back " + count + " dead letters of " + RollingDeploy.SKU + ", not "
+                    + RollingDeploy.DEAD_LETTERED_ORDERS + ": " + sent.body());
+        }
+        say("the rule gone, %d v1 dead letters sent back to the upgraded consumers", count);
+    }
+
+    /** However the run ended: every service as after the upgrade (no "before" switch), the second instance stopped. */
+    private void afterTheDeploy(Target target) {
+        try {
+            for (String service : List.of("order-service", "inventory-service")) {
+                if (!target.javaOptions.getOrDefault(service, "").isEmpty()) {
+                    target.javaOptions(service, "");
+                    target.stop(service);
+                    target.start(service);
+                    say("%s restarted as after the upgrade (the run ended before its step)", service);
+                }
+            }
+            target.stopExtra(Target.Extra.SECOND_INVENTORY, false);
+        } catch (RuntimeException e) {
+            say("could not end the rolling deploy cleanly: %s", e.getMessage());
         }
     }
 

@@ -71,10 +71,20 @@ record Schedule(List<Step> steps) {
         /** Outbox rows for an exchange the relay's broker user may not configure: they must park, the rest flow. */
         REFUSED_EXCHANGE("outbox rows for an exchange the broker refuses", "refused-exchanges"),
         /** inventory-service restarted while its broker user may not configure: it fails to start for a while. */
-        DECLARATION_FAILURE("inventory-service cannot declare its topology for a while", "declaration-failures");
+        DECLARATION_FAILURE("inventory-service cannot declare its topology for a while", "declaration-failures"),
+
+        // A rolling deploy's steps (--rolling-deploy, RollingDeploy): at fixed points of the load, not counted.
+        /** order-service stopped (SIGTERM) and started writing OrderCreated v2 (it wrote v1). */
+        UPGRADE_ORDER_SERVICE("upgrade: order-service writes OrderCreated v2", null),
+        /** The first inventory-service stopped (SIGTERM) and started reading v1 and v2 (it read v1 only). */
+        UPGRADE_INVENTORY("upgrade: inventory-service reads OrderCreated v1 and v2", null),
+        /** The second inventory-service likewise, one instance at a time. */
+        UPGRADE_SECOND_INVENTORY("upgrade: inventory-service-2 reads OrderCreated v1 and v2", null),
+        /** The v1 dead letters made before the upgrade, their cause fixed, sent back: the upgraded consumers read them. */
+        REDELIVER_V1_DEAD_LETTERS("dead letters of OrderCreated v1 redelivered after the upgrade", null);
 
         final String description;
-        /** The chaos run's option that says how many times (kills: of each service). */
+        /** The chaos run's option that says how many times (kills: of each service); null for a rolling deploy's step. */
         final String option;
 
         Fault(String description, String option) {
@@ -90,7 +100,9 @@ record Schedule(List<Step> steps) {
     static Schedule of(Map<String, Integer> counts, long loadMillis, long seed) {
         List<Fault> faults = new ArrayList<>();
         for (Fault fault : Fault.values()) {
-            add(faults, fault, counts.getOrDefault(fault.option, 0));
+            if (fault.option != null) {
+                add(faults, fault, counts.getOrDefault(fault.option, 0));
+            }
         }
         Random random = new Random(seed);
         Collections.shuffle(faults, random);
@@ -101,6 +113,14 @@ record Schedule(List<Step> steps) {
             steps.add(new Step(at, faults.get(i), 1_000 + random.nextInt(4_000)));
         }
         return new Schedule(List.copyOf(steps));
+    }
+
+    /** This schedule with steps at fixed points (a rolling deploy's) among its faults, in time order. */
+    Schedule with(List<Step> fixed) {
+        List<Step> all = new ArrayList<>(steps);
+        all.addAll(fixed);
+        all.sort(java.util.Comparator.comparingLong(Step::atMillis));
+        return new Schedule(List.copyOf(all));
     }
 
     private static void add(List<Fault> faults, Fault fault, int times) {

@@ -61,10 +61,29 @@ abstract class Target {
     }
 
     protected final Path root;
+    /**
+     * JVM options each service or extra instance (by name) starts with from now on, beside the default heap
+     * settings: a rolling deploy's "before the upgrade" ({@link RollingDeploy}); none by default.
+     */
+    protected final Map<String, String> javaOptions = new java.util.concurrent.ConcurrentHashMap<>();
 
     Target(Path root) {
         this.root = root;
     }
+
+    /** Every later start of this service or extra instance (a kill's restart too) runs with these JVM options; "" for none. */
+    void javaOptions(String serviceOrInstance, String options) {
+        javaOptions.put(serviceOrInstance, options);
+    }
+
+    /** SERVICE_JAVA_OPTS for a start: deploy/local's and the image's default heap settings, and the instance's options. */
+    protected Map<String, String> javaEnvironment(String serviceOrInstance) {
+        String options = javaOptions.getOrDefault(serviceOrInstance, "");
+        return options.isBlank() ? Map.of() : Map.of("SERVICE_JAVA_OPTS", DEFAULT_JAVA_OPTS + " " + options);
+    }
+
+    /** What deploy/local/lib.sh and the image run java with, unless SERVICE_JAVA_OPTS says otherwise. */
+    static final String DEFAULT_JAVA_OPTS = "-Xmx512m -XX:+UseSerialGC";
 
     static Target named(String name, Path root) {
         return switch (name) {
@@ -120,15 +139,24 @@ abstract class Target {
     /** The relay's "Recovery done" log lines: each republished the outbox table because its slot could not hold all. */
     abstract List<String> relayRecoveries();
 
+    /** Messages inventory-service's instances held, from their log lines: a newer version than one read (a rolling deploy). */
+    abstract long heldByInventory();
+
     protected String run(Duration timeout, String... command) {
         return run(timeout, List.of(command));
     }
 
     protected String run(Duration timeout, List<String> command) {
+        return run(timeout, Map.of(), command);
+    }
+
+    protected String run(Duration timeout, Map<String, String> environment, List<String> command) {
         try {
             Path output = Files.createTempFile("chaos", ".out");
-            Process process = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true)
-                    .redirectOutput(output.toFile()).start();
+            ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile()).redirectErrorStream(true)
+                    .redirectOutput(output.toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("timed out after " + timeout + ": " + String.join(" ", command));
@@ -180,7 +208,7 @@ abstract class Target {
 
         @Override
         void start(String service) {
-            run(Duration.ofMinutes(1), "deploy/local/up", "--no-build", "--no-prepare", "--no-wait", service);
+            run(Duration.ofMinutes(1), javaEnvironment(service), List.of("deploy/local/up", "--no-build", "--no-prepare", "--no-wait", service));
         }
 
         @Override
@@ -220,7 +248,7 @@ abstract class Target {
 
         @Override
         void startExtra(Extra extra) {
-            run(Duration.ofMinutes(1), "bash", "-c", """
+            run(Duration.ofMinutes(1), javaEnvironment(extra.instance), List.of("bash", "-c", """
                     source deploy/local/lib.sh && load_env
                     set -a && source "$(env_file "$1")" && set +a
                     export QUARKUS_HTTP_PORT=$2 "$3=$4"
@@ -230,7 +258,7 @@ abstract class Target {
                         >> "$RUN_DIR/logs/$4.log" 2>&1 < /dev/null &
                     echo $! > "$RUN_DIR/$4.pid"
                     """, "start-extra", extra.service, String.valueOf(extra.port), extra.instanceVariable, extra.instance,
-                    extra.dataSessionOption());
+                    extra.dataSessionOption()));
         }
 
         @Override
@@ -277,6 +305,15 @@ abstract class Target {
 
         @Override
         long duplicatesAbsorbed() {
+            return inventoryLogLines("Duplicate message");
+        }
+
+        @Override
+        long heldByInventory() {
+            return inventoryLogLines("Holding message");
+        }
+
+        private long inventoryLogLines(String containing) {
             Path logs = Path.of(System.getenv().getOrDefault("LOCAL_RUN_DIR", root.resolve("deploy/local/run").toString())).resolve("logs");
             long total = 0;
             for (String name : List.of("inventory-service.log", "inventory-service-2.log", "inventory-service-3.log")) {
@@ -285,7 +322,7 @@ abstract class Target {
                     continue;
                 }
                 try (var lines = Files.lines(log)) {
-                    total += lines.filter(l -> l.contains("Duplicate message")).count();
+                    total += lines.filter(l -> l.contains(containing)).count();
                 } catch (IOException e) {
                     throw new IllegalStateException("cannot read " + log, e);
                 }
@@ -428,6 +465,18 @@ abstract class Target {
         @Override
         long duplicatesAbsorbed() {
             return compose("logs", "--no-color", "inventory-service").lines().filter(l -> l.contains("Duplicate message")).count();
+        }
+
+        @Override
+        long heldByInventory() {
+            return compose("logs", "--no-color", "inventory-service").lines().filter(l -> l.contains("Holding message")).count();
+        }
+
+        /** compose's services take their variables from docker-compose.yml alone: no per-run JVM options there. */
+        @Override
+        void javaOptions(String serviceOrInstance, String options) {
+            throw new UnsupportedOperationException("--rolling-deploy starts services with JVM options of their own, which"
+                    + " docker-compose.yml does not pass on: run it with --target local");
         }
     }
 }

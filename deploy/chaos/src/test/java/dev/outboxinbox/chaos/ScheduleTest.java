@@ -22,7 +22,7 @@ class ScheduleTest {
     /** A profile of ChaosRun's, as the fault counts Schedule.of takes. */
     private static Map<String, Integer> profile(String name) {
         return ChaosRun.PROFILES.get(name).entrySet().stream()
-                .filter(e -> java.util.Arrays.stream(Schedule.Fault.values()).anyMatch(f -> f.option.equals(e.getKey())))
+                .filter(e -> java.util.Arrays.stream(Schedule.Fault.values()).anyMatch(f -> e.getKey().equals(f.option)))
                 .collect(Collectors.toMap(Map.Entry::getKey, e -> Integer.parseInt(e.getValue())));
     }
 
@@ -101,6 +101,28 @@ class ScheduleTest {
         });
         assertThat(schedule.steps()).extracting(Schedule.Step::atMillis).isSorted();
         assertThat(schedule.steps().stream().map(Schedule.Step::fault).collect(Collectors.toMap(Function.identity(), f -> 1, Integer::sum)))
-                .hasSize(Schedule.Fault.values().length);
+                .hasSize((int) java.util.Arrays.stream(Schedule.Fault.values()).filter(f -> f.option != null).count());
+    }
+
+    @Test
+    void aRollingDeployUpgradesOneAtATimeInItsOrderThenRedeliversAmongTheFaults() {
+        long load = 50_000;
+        Schedule faults = Schedule.of(profile("rolling"), load, 1);
+        Schedule producerFirst = faults.with(RollingDeploy.of("producer-first").steps(load));
+        Schedule consumersFirst = faults.with(RollingDeploy.of("consumers-first").steps(load));
+
+        assertThat(producerFirst.steps()).extracting(Schedule.Step::atMillis).isSorted();
+        assertThat(producerFirst.steps()).hasSize(faults.steps().size() + 4);
+        assertThat(producerFirst.steps().stream().map(Schedule.Step::fault).filter(f -> f.option == null).toList()).containsExactly(
+                Schedule.Fault.UPGRADE_ORDER_SERVICE, Schedule.Fault.UPGRADE_INVENTORY, Schedule.Fault.UPGRADE_SECOND_INVENTORY,
+                Schedule.Fault.REDELIVER_V1_DEAD_LETTERS);
+        assertThat(consumersFirst.steps().stream().map(Schedule.Step::fault).filter(f -> f.option == null).toList()).containsExactly(
+                Schedule.Fault.UPGRADE_INVENTORY, Schedule.Fault.UPGRADE_SECOND_INVENTORY, Schedule.Fault.UPGRADE_ORDER_SERVICE,
+                Schedule.Fault.REDELIVER_V1_DEAD_LETTERS);
+        assertThat(RollingDeploy.of("none")).isNull();
+        // Its own faults: broker restarts, a kill of each service, poison; none that starts an inventory-service of its own.
+        assertThat(profile("rolling")).containsEntry("broker-restarts", 2).containsEntry("kills", 1).containsEntry("poison", 1)
+                .containsEntry("second-inventory", 0).containsEntry("inventory-freezes", 0).containsEntry("declaration-failures", 0);
+        assertThat(ChaosRun.PROFILES.get("rolling").keySet()).isEqualTo(ChaosRun.PROFILES.get("short").keySet());
     }
 }

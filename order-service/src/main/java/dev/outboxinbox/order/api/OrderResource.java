@@ -88,8 +88,8 @@ public class OrderResource {
                           HttpHeaders headers,
                           UriInfo uri) {
         rejectDuplicateSkus(request.lines());
-        PlacedOrder placed = orders.place(new PlaceOrder(request.customerId(),
-                request.lines().stream().map(line -> new OrderLine(line.sku(), line.quantity())).toList(),
+        PlacedOrder placed = orders.place(new PlaceOrder(request.customerId(), request.currencyOrDefault(),
+                request.lines().stream().map(line -> new OrderLine(line.sku(), line.quantity(), line.unitPrice())).toList(),
                 validIdempotencyKey(headers.getRequestHeader(IDEMPOTENCY_KEY)), traceparent(headers)));
         metrics.answered(placed.replayed());
         return Response.created(uri.getAbsolutePathBuilder().path(placed.order().id().toString()).build())

@@ -9,6 +9,7 @@ import dev.outboxinbox.events.OperationsRoles;
 import dev.outboxinbox.order.domain.IdempotencyKeyReusedException;
 import dev.outboxinbox.order.domain.OrderNotCancellableException;
 import dev.outboxinbox.order.domain.OrderNotFoundException;
+import dev.outboxinbox.order.domain.VersionCannotSayException;
 import io.quarkus.logging.Log;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
@@ -61,6 +62,11 @@ public class ProblemMappers {
     public Response invalidRequest(InvalidRequestException e) {
         return Problem.response(400, "Invalid request", e.getMessage(),
                 List.of(new Problem.FieldError(e.field(), e.getMessage())));
+    }
+
+    @ServerExceptionMapper
+    public Response notExpressibleYet(VersionCannotSayException e) {
+        return Problem.response(400, "Not accepted yet", e.getMessage());
     }
 
     @ServerExceptionMapper

@@ -181,7 +181,7 @@ public class DemoResource {
 
     private Map<String, Object> inboxFromRegistry() {
         Map<String, Object> inbox = new LinkedHashMap<>();
-        for (String outcome : List.of("applied", "duplicate", "unchanged", "poison")) {
+        for (String outcome : List.of("applied", "duplicate", "unchanged", "poison", "held")) {
             FunctionCounter counter = registry.find("inbox.messages").tag("outcome", outcome).functionCounter();
             inbox.put(outcome, counter == null ? 0 : (long) counter.count());
         }

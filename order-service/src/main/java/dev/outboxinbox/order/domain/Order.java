@@ -27,6 +27,10 @@ public class Order extends PanacheEntityBase {
     @Column(name = "customer_id", nullable = false)
     public String customerId;
 
+    /** ISO 4217, of the lines' unit prices. */
+    @Column(nullable = false, length = 3)
+    public String currency;
+
     @ElementCollection(fetch = FetchType.EAGER)
     @CollectionTable(name = "order_lines", joinColumns = @JoinColumn(name = "order_id"))
     @OrderColumn(name = "line_no")
@@ -58,9 +62,10 @@ public class Order extends PanacheEntityBase {
     protected Order() {
     }
 
-    Order(UUID id, String customerId, List<OrderLine> lines, Instant placedAt) {
+    Order(UUID id, String customerId, String currency, List<OrderLine> lines, Instant placedAt) {
         this.id = id;
         this.customerId = customerId;
+        this.currency = currency;
         this.lines = new ArrayList<>(lines);
         this.placedAt = placedAt;
     }

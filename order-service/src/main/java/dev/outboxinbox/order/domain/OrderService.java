@@ -7,6 +7,7 @@ import dev.outboxinbox.outbox.OutboxEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -29,14 +30,26 @@ public class OrderService {
     private final OutboxEmitter outbox;
     private final Clock clock;
     private final EntityManager em;
+    /** The OrderCreated version written: 2, or 1 while consumers that read only 1 still run. */
+    private final int orderCreatedVersion;
 
-    OrderService(IdempotencyKeys idempotencyKeys, OutboxEmitter outbox, EntityManager em) {
+    OrderService(IdempotencyKeys idempotencyKeys, OutboxEmitter outbox, EntityManager em,
+                 @ConfigProperty(name = "orders.order-created-version", defaultValue = "2") int orderCreatedVersion) {
+        if (orderCreatedVersion != OrderCreated.SCHEMA_VERSION && orderCreatedVersion != OrderCreated.V1.SCHEMA_VERSION) {
+            throw new IllegalArgumentException("orders.order-created-version (ORDERS_ORDER_CREATED_VERSION) is " + orderCreatedVersion
+                    + ": OrderCreated has versions " + OrderCreated.V1.SCHEMA_VERSION + " and " + OrderCreated.SCHEMA_VERSION);
+        }
         this.idempotencyKeys = idempotencyKeys;
         this.outbox = outbox;
         this.em = em;
+        this.orderCreatedVersion = orderCreatedVersion;
         this.clock = Clock.systemUTC();
     }
 
+    /**
+     * @throws VersionCannotSayException pinned to OrderCreated v1, an order with a price or another currency than
+     *                                   the default: v1 could not carry it, and nothing is written
+     */
     @Transactional
     public PlacedOrder place(PlaceOrder command) {
         UUID orderId = UUID.randomUUID();
@@ -48,12 +61,16 @@ public class OrderService {
         }
         // PostgreSQL keeps microseconds; truncating here makes the event and the row agree.
         Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
-        Order order = new Order(orderId, command.customerId(), command.lines(), now);
+        OrderCreated created = new OrderCreated(EventIds.next(), orderId, command.customerId(), command.currency(),
+                command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity, line.unitPrice)).toList(), now);
+        if (orderCreatedVersion == OrderCreated.V1.SCHEMA_VERSION && !created.fitsV1()) {
+            // Before the claim's row commits: the transaction rolls back, so a retry after the switch to v2 places it.
+            throw new VersionCannotSayException();
+        }
+        Order order = new Order(orderId, command.customerId(), command.currency(), command.lines(), now);
         // Flushed first: the outbox writer inserts with JDBC at once, and the order row comes before its event.
         order.persistAndFlush();
-        outbox.send(new OrderCreated(EventIds.next(), orderId, command.customerId(),
-                command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity)).toList(), now),
-                command.traceparent().orElse(null));
+        outbox.send(orderCreatedVersion == OrderCreated.SCHEMA_VERSION ? created : created.asV1(), command.traceparent().orElse(null));
         return new PlacedOrder(OrderView.of(order), false);
     }
 

@@ -1,5 +1,6 @@
 package dev.outboxinbox.order.domain;
 
+import dev.outboxinbox.events.OrderCreated;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -10,10 +11,11 @@ import java.util.Optional;
 /**
  * The command to place an order, already validated at the edge.
  *
+ * @param currency       ISO 4217; {@value OrderCreated#DEFAULT_CURRENCY} when the client named none
  * @param idempotencyKey the client's {@code Idempotency-Key}, if it sent one
  * @param traceparent    the W3C trace context of the request, carried into the outbox
  */
-public record PlaceOrder(String customerId, List<OrderLine> lines, Optional<String> idempotencyKey,
+public record PlaceOrder(String customerId, String currency, List<OrderLine> lines, Optional<String> idempotencyKey,
                          Optional<String> traceparent) {
 
     public PlaceOrder {
@@ -23,7 +25,8 @@ public record PlaceOrder(String customerId, List<OrderLine> lines, Optional<Stri
     /**
      * What must be equal for a retry with the same key to count as the same request: every field,
      * each prefixed with its length, so that no customerId or SKU, whatever characters it holds, can
-     * make one request encode like another.
+     * make one request encode like another. The currency and a line's price count only when given (not
+     * the default, not absent), so a key sent before they existed still fingerprints as it did.
      */
     String fingerprint() {
         StringBuilder canonical = new StringBuilder();
@@ -32,7 +35,14 @@ public record PlaceOrder(String customerId, List<OrderLine> lines, Optional<Stri
         lines.forEach(line -> {
             field(canonical, line.sku);
             canonical.append(line.quantity).append(';');
+            if (line.unitPrice != null) {
+                // 12.5 and 12.50 are the same price.
+                canonical.append("price:").append(line.unitPrice.stripTrailingZeros().toPlainString()).append(';');
+            }
         });
+        if (!currency.equals(OrderCreated.DEFAULT_CURRENCY)) {
+            field(canonical, "currency:" + currency);
+        }
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest);

@@ -3,6 +3,7 @@ package dev.outboxinbox.order.replies;
 import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.InventoryEvent;
 import dev.outboxinbox.inbox.MessageDecoder;
+import dev.outboxinbox.inbox.NotReadableYetException;
 import dev.outboxinbox.inbox.RejectedMessageException;
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -14,6 +15,9 @@ class InventoryReplyDecoder implements MessageDecoder<InventoryEvent> {
     public InventoryEvent decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
         try {
             return EventSchema.decode(messageId, type, schemaVersion, body, InventoryEvent.class);
+        } catch (EventSchema.NewerVersionException e) {
+            // Not poison: an upgraded instance reads it. Held, so that nothing of its aggregate overtakes it.
+            throw new NotReadableYetException(e.getMessage());
         } catch (EventSchema.InvalidEventException e) {
             throw new RejectedMessageException(e.getMessage());
         }

@@ -1,6 +1,7 @@
 package dev.outboxinbox.events;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamWriteFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -17,6 +18,8 @@ public final class EventJson {
     private static final ObjectMapper MAPPER = JsonMapper.builder()
             .addModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            // A price as "1000000.00", never "1.00000000E+6": what the schemas' patterns say.
+            .enable(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
             // A tolerant reader: a producer may add optional fields without breaking consumers.
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)

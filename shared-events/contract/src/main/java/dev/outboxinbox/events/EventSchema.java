@@ -8,9 +8,14 @@ import com.networknt.schema.SpecificationVersion;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -22,6 +27,7 @@ import java.util.stream.Stream;
 public final class EventSchema {
 
     private static final Map<String, EventSchema> KNOWN = Stream.of(
+                    load(OrderCreated.TYPE, OrderCreated.V1.SCHEMA_VERSION, OrderCreated.V1.class),
                     load(OrderCreated.TYPE, OrderCreated.SCHEMA_VERSION, OrderCreated.class),
                     load(OrderCancelled.TYPE, OrderCancelled.SCHEMA_VERSION, OrderCancelled.class),
                     load(InventoryReserved.TYPE, InventoryReserved.SCHEMA_VERSION, InventoryReserved.class),
@@ -31,32 +37,64 @@ public final class EventSchema {
 
     private final String type;
     private final int version;
+    /** The record this version binds to. */
     private final Class<? extends Event> eventClass;
+    /** The record a handler gets: {@link #eventClass}, or the newest version it upcasts to ({@link OlderVersion}). */
+    private final Class<? extends Event> readAs;
     private final Schema schema;
 
     private EventSchema(String type, int version, Class<? extends Event> eventClass, Schema schema) {
         this.type = type;
         this.version = version;
         this.eventClass = eventClass;
+        this.readAs = newest(eventClass);
         this.schema = schema;
     }
 
     /**
      * What a consumer does with a message before it acts: the type is one it takes (an event class
      * under {@code expected}), the version one this build knows, the payload valid against that
-     * version's schema, and its event id the message id.
+     * version's schema, and its event id the message id. An older version comes out upcast to the
+     * newest record ({@link OlderVersion}): a handler sees one shape, whatever version was sent.
      *
      * @throws InvalidEventException with the reason, if any of that fails: the message can never succeed
      */
     public static <T extends Event> T decode(String messageId, String type, int version, byte[] body, Class<T> expected)
             throws InvalidEventException {
-        boolean known = KNOWN.values().stream().anyMatch(s -> s.type.equals(type) && expected.isAssignableFrom(s.eventClass));
+        return decode(messageId, type, version, body, expected, versions(type));
+    }
+
+    /**
+     * {@link #decode(String, String, int, byte[], Class)} by a consumer that reads only some of the versions
+     * this build knows (as before its upgrade, in a rolling deploy's rehearsal).
+     *
+     * @param reads the versions this consumer reads
+     * @throws NewerVersionException  for the version after the newest it reads: a producer upgraded first; an
+     *                                upgraded consumer reads it (the inbox holds it for one: NotReadableYetException)
+     * @throws InvalidEventException for anything else that fails: the message can never succeed
+     */
+    public static <T extends Event> T decode(String messageId, String type, int version, byte[] body, Class<T> expected,
+                                             Set<Integer> reads) throws InvalidEventException {
+        boolean known = KNOWN.values().stream().anyMatch(s -> s.type.equals(type) && expected.isAssignableFrom(s.readAs));
         if (!known) {
             // Not swallowed and marked done: an event this consumer does not know is parked for a human.
             throw new InvalidEventException("unknown event type '" + type + "'");
         }
-        EventSchema schema = of(type, version).orElseThrow(
-                () -> new InvalidEventException("unsupported schema version " + version + " of " + type));
+        Optional<EventSchema> contract = of(type, version);
+        if (contract.isEmpty() || !reads.contains(version)) {
+            SortedSet<Integer> readable = new TreeSet<>(versions(type));
+            readable.retainAll(reads);
+            String versionsRead = readable.stream().map(v -> "v" + v).collect(Collectors.joining(", "));
+            // The next version only: a rolling deploy moves one version at a time. A version further ahead is no
+            // producer's upgrade (a header gone wrong, say) and must not pause a queue: it is dead-lettered at once.
+            if (!readable.isEmpty() && version == readable.last() + 1) {
+                throw new NewerVersionException("schema version " + version + " of " + type + " is newer than this consumer"
+                        + " reads (" + versionsRead + "): upgrade the consumer");
+            }
+            throw new InvalidEventException("unsupported schema version " + version + " of " + type + ": this consumer reads "
+                    + (readable.isEmpty() ? "no version of it" : versionsRead));
+        }
+        EventSchema schema = contract.get();
         Event event;
         try {
             Validated validated = schema.validate(body);
@@ -67,16 +105,36 @@ public final class EventSchema {
         } catch (IOException e) {
             throw new InvalidEventException("malformed JSON: " + firstLine(e.getMessage()));
         }
+        while (event instanceof OlderVersion<?> older) {
+            event = older.upcast();
+        }
         if (!event.eventId().toString().equals(messageId)) {
             throw new InvalidEventException("message_id " + messageId + " is not the payload's eventId " + event.eventId());
         }
         return expected.cast(event);
     }
 
+    /** The versions of an event type this build knows (its schema files), oldest first; empty for an unknown type. */
+    public static SortedSet<Integer> versions(String type) {
+        return KNOWN.values().stream().filter(s -> s.type.equals(type)).map(s -> s.version)
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
     /** A message that breaks the contract, with the reason a person reads in the dead-letter queue. */
-    public static final class InvalidEventException extends Exception {
+    public static class InvalidEventException extends Exception {
         public InvalidEventException(String reason) {
             super(reason, null, false, false);
+        }
+    }
+
+    /**
+     * The version after the newest this consumer reads: not broken, only ahead of this consumer (its producer
+     * was deployed first). A consumer holds it for an upgraded instance rather than dead-letter it: parked, it would
+     * let its aggregate's later events overtake it.
+     */
+    public static final class NewerVersionException extends InvalidEventException {
+        public NewerVersionException(String reason) {
+            super(reason);
         }
     }
 
@@ -131,6 +189,17 @@ public final class EventSchema {
 
     private static String key(String type, int version) {
         return type + ".v" + version;
+    }
+
+    /** Where {@link OlderVersion} steps lead from a record: the record itself when it is the newest. */
+    @SuppressWarnings("unchecked")
+    private static Class<? extends Event> newest(Class<? extends Event> record) {
+        for (Type implemented : record.getGenericInterfaces()) {
+            if (implemented instanceof ParameterizedType step && step.getRawType() == OlderVersion.class) {
+                return newest((Class<? extends Event>) step.getActualTypeArguments()[0]);
+            }
+        }
+        return record;
     }
 
     private static EventSchema load(String type, int version, Class<? extends Event> eventClass) {

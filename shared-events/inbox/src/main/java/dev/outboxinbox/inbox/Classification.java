@@ -8,4 +8,8 @@ public sealed interface Classification {
 
     record Rejected(String reason) implements Classification {
     }
+
+    /** Not readable by this instance yet, readable by a newer one ({@link NotReadableYetException}): held, not parked. */
+    record Held(String reason) implements Classification {
+    }
 }

@@ -88,6 +88,15 @@ public interface InboxConfig {
     Duration maxBackoff();
 
     /**
+     * How long a message this instance cannot read yet (a newer version of its event:
+     * {@link NotReadableYetException}) is held, with its queue or partition paused behind it, waiting
+     * for an instance that reads it to take the queue over. Longer than a rolling deploy takes; past
+     * it the message is dead-lettered with its reason and the queue is read on.
+     */
+    @WithDefault("PT15M")
+    Duration holdUnreadableFor();
+
+    /**
      * Message ids older than this are purged. It must exceed the longest time a message can come
      * back: broker redelivery, a producer replaying from an old offset, a restore of the dead-letter
      * queue. A duplicate older than the horizon would be applied again.

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Counts what the inbox did, for logs, tests and {@code /q/metrics}:
- * {@code inbox_messages_total{consumer="…",outcome="applied|duplicate|poison"}},
+ * {@code inbox_messages_total{consumer="…",outcome="applied|duplicate|unchanged|poison|held"}},
  * {@code inbox_transient_failures_total} (failed batch attempts), {@code inbox_requeued_total},
  * {@code inbox_batches_total}, and {@code inbox_commit_to_applied_seconds} (from the producer's
  * commit to this consumer's, for every message applied, with p50/p95/p99 and histogram buckets),
@@ -26,6 +26,7 @@ public class InboxMetrics {
     private final AtomicLong duplicates = new AtomicLong();
     private final AtomicLong unchanged = new AtomicLong();
     private final AtomicLong poison = new AtomicLong();
+    private final AtomicLong held = new AtomicLong();
     private final AtomicLong transientFailures = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong requeued = new AtomicLong();
@@ -42,6 +43,7 @@ public class InboxMetrics {
         messages(registry, consumer, "duplicate", duplicates);
         messages(registry, consumer, "unchanged", unchanged);
         messages(registry, consumer, "poison", poison);
+        messages(registry, consumer, "held", held);
         FunctionCounter.builder("inbox.transient.failures", transientFailures, AtomicLong::get).tag("consumer", consumer)
                 .description("Batch attempts that failed and were retried (a deadlock, an outage) or split").register(registry);
         FunctionCounter.builder("inbox.requeued", requeued, AtomicLong::get).tag("consumer", consumer)
@@ -73,7 +75,8 @@ public class InboxMetrics {
         FunctionCounter.builder("inbox.messages", count, AtomicLong::get).tag("consumer", consumer).tag("outcome", outcome)
                 .description("Messages by outcome: applied, duplicate (already in the inbox: acked without effect),"
                         + " unchanged (new, but its effect was already had under another message id),"
-                        + " poison (dead-lettered with a reason)")
+                        + " poison (dead-lettered with a reason), held (a newer version than this instance reads: its"
+                        + " queue paused behind it until an upgraded instance takes the queue)")
                 .register(registry);
     }
 
@@ -92,6 +95,14 @@ public class InboxMetrics {
 
     public void poisoned() {
         poison.incrementAndGet();
+    }
+
+    public void held() {
+        held.incrementAndGet();
+    }
+
+    public long heldCount() {
+        return held.get();
     }
 
     public void requeued() {

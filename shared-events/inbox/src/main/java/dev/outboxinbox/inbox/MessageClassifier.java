@@ -61,6 +61,8 @@ public class MessageClassifier {
         }
         try {
             return new Classification.Accepted(new InboxMessage<>(messageId, type, decoder.decode(messageId, type, version.get(), body)));
+        } catch (NotReadableYetException e) {
+            return new Classification.Held(e.reason());
         } catch (RejectedMessageException e) {
             return new Classification.Rejected(e.reason());
         }

@@ -20,6 +20,7 @@ import javax.sql.DataSource;
  * it (what an event sent from here through the outbox emitter would continue).
  * A greeting in brackets is unwrapped by recursion, as a naive parser would: nested deep enough, the
  * decoder overflows its stack (an Error, which no exception handler in the decoder's caller expects).
+ * A greeting of version 2 is the next version, newer than this consumer reads: held for an upgraded instance.
  */
 final class GreetingConsumer {
 
@@ -32,6 +33,9 @@ final class GreetingConsumer {
         public String decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
             if (!"Greeted".equals(type)) {
                 throw new RejectedMessageException("unknown event type '" + type + "'");
+            }
+            if (schemaVersion == 2) {
+                throw new NotReadableYetException("greeting version " + schemaVersion + " is newer than this consumer reads (1)");
             }
             return body.length > 0 && body[0] == '[' ? unwrap(body, 0) : new String(body, StandardCharsets.UTF_8);
         }

@@ -7,6 +7,7 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
+import dev.outboxinbox.inbox.rabbitmq.InboxConsumer;
 import dev.outboxinbox.testing.RealServices;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -39,6 +40,9 @@ class InboxChannelTest {
 
     @Inject
     InboxMetrics metrics;
+
+    @Inject
+    InboxConsumer consumer;
 
     @Test
     void aMessageDeliveredThreeTimesTakesEffectOnce() throws Exception {
@@ -137,6 +141,37 @@ class InboxChannelTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
         assertThat(metrics.poison()).as("nothing parked for an outage").isEqualTo(poisonBefore);
         assertThat(takeDeadLetters()).extracting(d -> d.getProps().getMessageId()).doesNotContain(id);
+    }
+
+    @Test
+    void aNewerVersionIsHeldWithEverythingBehindItThenDeadLetteredPastTheBoundAndTheRestApplied() throws Exception {
+        String newer = UUID.randomUUID().toString();
+        String behind = UUID.randomUUID().toString();
+        long heldBefore = metrics.heldCount();
+        long poisonBefore = metrics.poison();
+        publish(newer, "Greeted", 2, "from a producer upgraded first");
+        publish(behind, "Greeted", 1, "behind it");
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> metrics.heldCount() > heldBefore);
+        assertThat(consumer.held()).hasEntrySatisfying("greetings.inbox-test", what -> assertThat(what).contains(newer));
+        assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + behind + "'"))
+                .as("nothing behind a held message overtakes it").isZero();
+        assertThat(metrics.poison()).as("held, not parked").isEqualTo(poisonBefore);
+
+        // Nothing that reads version 2 comes: past inbox.hold-unreadable-for (3 s in these tests) it is dead-lettered.
+        Map<String, String> reasons = awaitDeadLetters(newer);
+        assertThat(reasons.get(newer)).isEqualTo("greeting version 2 is newer than this consumer reads (1)"
+                + " (held PT3S: no instance that reads it took the queue)");
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + behind + "'") == 1);
+        assertThat(consumer.held()).isEmpty();
+
+        // Waited for once in vain: the next of that version is dead-lettered at once, not held as long again.
+        String next = UUID.randomUUID().toString();
+        long heldAfter = metrics.heldCount();
+        publish(next, "Greeted", 2, "another from the same producer");
+        assertThat(awaitDeadLetters(next).get(next)).isEqualTo("greeting version 2 is newer than this consumer reads (1)"
+                + " (Greeted v2 was held PT3S before and no instance that reads it came)");
+        assertThat(metrics.heldCount()).isEqualTo(heldAfter);
     }
 
     /** Takes dead letters until these message ids ("null" for none) are among them. @return reason by message id */

@@ -3,6 +3,7 @@ package dev.outboxinbox.inbox.rabbitmq;
 import dev.outboxinbox.inbox.DeduplicationGuard;
 import dev.outboxinbox.inbox.InboxConfig;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Map;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
@@ -41,6 +42,11 @@ class ConsumerReadiness implements HealthCheck {
         if (partitions != null) {
             // Which partitions this instance reads: none is a spare (more instances than partitions), not a fault.
             response = response.withData("partitions", partitions);
+        }
+        Map<String, String> held = consumer.held();
+        if (!held.isEmpty()) {
+            // Ready still (it serves and reads its other queues); a queue paused behind a newer version waits for an upgrade.
+            response = response.withData("held", held.toString());
         }
         return response
                 .withData("in flight", consumer.inFlight())

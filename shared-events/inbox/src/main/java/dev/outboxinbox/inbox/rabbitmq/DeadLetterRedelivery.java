@@ -106,10 +106,21 @@ public class DeadLetterRedelivery {
      * @param messageId one dead letter, or all of them if empty
      * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
      */
-    public synchronized List<String> redeliver(Optional<String> messageId) throws Exception {
+    public List<String> redeliver(Optional<String> messageId) throws Exception {
+        return redeliver(messageId, Optional.empty());
+    }
+
+    /**
+     * @param messageId      one dead letter, or any if empty
+     * @param reasonContains only the dead letters whose reason contains this text (the cause that was fixed: after a
+     *                       consumer's upgrade, "unsupported schema version"), or any if empty
+     * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
+     */
+    public synchronized List<String> redeliver(Optional<String> messageId, Optional<String> reasonContains) throws Exception {
         List<GetResponse> sentBack = look(look -> {
             List<GetResponse> chosen = look.taken.stream()
                     .filter(letter -> messageId.isEmpty() || messageId.get().equals(letter.getProps().getMessageId()))
+                    .filter(letter -> reasonContains.isEmpty() || describe(letter).reason().contains(reasonContains.get()))
                     .toList();
             List<GetResponse> staying = new ArrayList<>(look.taken);
             staying.removeAll(chosen);

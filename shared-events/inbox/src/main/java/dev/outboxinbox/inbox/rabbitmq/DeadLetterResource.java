@@ -13,6 +13,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -80,10 +81,15 @@ public class DeadLetterResource {
     @POST
     @Path("/redeliver")
     @RolesAllowed(OPERATOR)
-    @Operation(operationId = "redeliverDeadLetters", summary = "Send one dead letter (messageId) or all of them back to the queue")
+    @Operation(operationId = "redeliverDeadLetters",
+            summary = "Send dead letters back to the queue: one (messageId), those whose reason contains a text (reason), or all")
     @APIResponse(responseCode = "200", description = "What was sent back",
             content = @Content(schema = @Schema(implementation = Redelivered.class)))
-    public Redelivered redeliver(@QueryParam("messageId") String messageId) throws Exception {
-        return new Redelivered(redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank())));
+    public Redelivered redeliver(@QueryParam("messageId") String messageId,
+                                 @QueryParam("reason") @Parameter(description = "Only the dead letters whose reason contains this text,"
+                                         + " e.g. 'newer than this consumer reads' once the consumer reads the new version") String reason)
+            throws Exception {
+        return new Redelivered(redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank()),
+                Optional.ofNullable(reason).filter(text -> !text.isBlank())));
     }
 }

@@ -31,11 +31,14 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,6 +50,9 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * The transport, and the only class that touches acknowledgements:
  * <ul>
  *   <li>a message that fails the contract is dead-lettered with the reason, then acked;</li>
+ *   <li>one this instance cannot read yet (a newer version of its event) is held, unacked, and nothing
+ *       behind it on its queue is read until an upgraded instance takes the queue over, or for
+ *       {@code inbox.hold-unreadable-for} at most, then it is dead-lettered ({@link #hold});</li>
  *   <li>a valid one goes to the inbox — the group-commit batcher for a service with
  *       {@link dev.outboxinbox.inbox.BatchEffects}, or the SmallRye channel of {@link InboxConnector}
  *       for one with an {@code @Incoming @Inbox} method — and is acked only after the transaction
@@ -88,6 +94,11 @@ public class InboxConsumer {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicReference<String> problem = new AtomicReference<>("not connected yet");
     private final AtomicReference<String> partitionProblem = new AtomicReference<>();
+    /**
+     * The event types and versions ({@code type vN}) whose hold ran out in this process: nobody upgraded came within
+     * inbox.hold-unreadable-for, so a later message of one is dead-lettered at once rather than held as long again.
+     */
+    private final Set<String> holdsRunOut = ConcurrentHashMap.newKeySet();
     /** Null for one queue; else the share-out of the partitions, used by the supervisor thread alone. */
     private final PartitionAssignment partitions;
     private volatile String partitionsRead = "";
@@ -183,6 +194,12 @@ public class InboxConsumer {
 
     public int inFlight() {
         return inFlight.get();
+    }
+
+    /** The queues paused behind a message this instance cannot read yet (queue → the message and why); empty normally. */
+    public Map<String, String> held() {
+        Session current = session;
+        return current == null ? Map.of() : current.held();
     }
 
     /** null while the inbox applies messages; else why not (an outage of the database, or not started). */
@@ -353,6 +370,12 @@ public class InboxConsumer {
         private final DeadLetters deadLetters;
         private final ExecutorService acks = Executors.newSingleThreadExecutor(r -> new Thread(r, "inbox-acks"));
         private final ExecutorService parking = Executors.newSingleThreadExecutor(r -> new Thread(r, "inbox-dead-letters"));
+        /** Ends the hold of a message nobody upgraded took within inbox.hold-unreadable-for. */
+        private final ScheduledExecutorService holds = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "inbox-holds");
+            thread.setDaemon(true);
+            return thread;
+        });
         private final CountDownLatch closed = new CountDownLatch(1);
         private volatile String closedBecause;
         private volatile boolean cancelled;
@@ -513,6 +536,10 @@ public class InboxConsumer {
         }
 
         private void receive(Delivery delivery) {
+            if (delivery.from.held != null) {
+                // Behind a held message: not read, not settled; it goes back to the queue, in its place, with the channel.
+                return;
+            }
             inFlight.incrementAndGet();
             delivery.from.inFlight.incrementAndGet();
             AMQP.BasicProperties properties = delivery.properties;
@@ -520,6 +547,11 @@ public class InboxConsumer {
             Span span = Span.getInvalid();
             try {
                 span = tracing.receiving(config.queue(), properties.getMessageId(), properties.getHeaders());
+                if (classification instanceof Classification.Held notYet) {
+                    InboxTracing.ended(span, "held", notYet.reason());
+                    hold(delivery, notYet.reason());
+                    return;
+                }
                 if (classification instanceof Classification.Rejected rejected) {
                     InboxTracing.ended(span, "poison", rejected.reason());
                     park(delivery, rejected.reason());
@@ -598,7 +630,75 @@ public class InboxConsumer {
             }
         }
 
+        /**
+         * A message this instance cannot read yet, from a producer upgraded before it: not poison, so not
+         * parked. It stays unacked and nothing behind it on its channel is read (the channel's prefetch
+         * fills and the broker sends no more), so none of its aggregate's later events overtakes it. It
+         * goes back to the queue's head, in its place, with the channel, when an instance that reads it
+         * takes the queue: this one replaced (its channels close at shutdown), or another given the
+         * partition. Not counted in flight, so a drain or a shutdown does not wait for it. Held longer than
+         * {@code inbox.hold-unreadable-for}, it is parked with its reason and this session starts over, so
+         * that what waited behind it is delivered again, in order.
+         */
+        private void hold(Delivery delivery, String reason) {
+            Subscription from = delivery.from;
+            String version = delivery.properties.getType() + " v" + (delivery.properties.getHeaders() == null ? null
+                    : delivery.properties.getHeaders().get(InboxHeaders.SCHEMA_VERSION));
+            if (holdsRunOut.contains(version)) {
+                // Already waited for once, in vain: the old behaviour (a dead letter) rather than the queue paused again.
+                park(delivery, reason + " (" + version + " was held " + config.holdUnreadableFor() + " before and no instance"
+                        + " that reads it came)");
+                return;
+            }
+            metrics.held();
+            Log.warnf("Holding message %s (%s) on %s: %s. Nothing behind it on %s is read until an instance that reads it"
+                            + " takes the queue over, or for %s at most; then it is dead-lettered",
+                    delivery.properties.getMessageId(), delivery.properties.getType(), from.queue, reason, from.queue,
+                    config.holdUnreadableFor());
+            from.heldWhat = version + " " + delivery.properties.getMessageId() + " since " + Instant.now() + ": " + reason;
+            from.held = reason;
+            try {
+                holds.schedule(() -> holdExpired(delivery, version, reason), config.holdUnreadableFor().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closingAlready) {
+                Log.debugf("Session closing: the hold of %s ends with it", delivery.properties.getMessageId());
+            }
+            // Last: from here a drain or a shutdown no longer waits for it.
+            settled(from);
+        }
+
+        /**
+         * Nobody upgraded took the queue in time: the message is parked (its version too, so that the next one is not
+         * held as long again), and the session starts over so that what waited behind it is delivered again, in order;
+         * if it cannot be parked it goes back to the queue, and the session starts over all the same.
+         */
+        private void holdExpired(Delivery delivery, String version, String reason) {
+            Subscription from = delivery.from;
+            if (from.closing || closing || cancelled || subscriptions.get(from.queue) != from || !from.channel.isOpen()) {
+                return; // the queue is going, or gone, to another instance with the message: its hold is over
+            }
+            holdsRunOut.add(version);
+            Log.errorf("Message %s held on %s for %s and no instance that reads it took the queue: dead-lettered, the queue"
+                    + " is read on; later %s messages are dead-lettered at once", delivery.properties.getMessageId(), from.queue,
+                    config.holdUnreadableFor(), version);
+            inFlight.incrementAndGet();
+            from.inFlight.incrementAndGet();
+            park(delivery, reason + " (held " + config.holdUnreadableFor() + ": no instance that reads it took the queue)",
+                    () -> fail("the hold of a message on " + from.queue + " ran out; reading it again from there"));
+        }
+
+        /** The queues paused behind a held message: queue → what is held, since when, why. */
+        Map<String, String> held() {
+            Map<String, String> held = new TreeMap<>();
+            subscriptions.values().stream().filter(s -> s.held != null).forEach(s -> held.put(s.queue, s.heldWhat));
+            return held;
+        }
+
         private void park(Delivery delivery, String reason) {
+            park(delivery, reason, () -> { });
+        }
+
+        /** @param then run once the message is settled: safe in the dead-letter queue and its ack on its way, or requeued */
+        private void park(Delivery delivery, String reason, Runnable then) {
             if (!delivery.settling()) {
                 return;
             }
@@ -610,6 +710,7 @@ public class InboxConsumer {
                         deadLetters.park(delivery.envelope, properties, delivery.body, reason);
                         recentDeadLetters.add(properties.getMessageId(), properties.getType(), reason);
                         acked(delivery);
+                        then.run();
                         return;
                     } catch (Exception e) {
                         // The copy is not safe in the dead-letter queue: keep the original. Retried here
@@ -618,6 +719,7 @@ public class InboxConsumer {
                             Log.errorf("Could not dead-letter message %s (%s); it goes back to the queue",
                                     properties.getMessageId(), e);
                             requeued(delivery);
+                            then.run();
                             return;
                         }
                         Log.warnf("Could not dead-letter message %s (attempt %d of %d): %s; retrying on a new channel",
@@ -697,6 +799,7 @@ public class InboxConsumer {
         @Override
         public void close() {
             closing = true;
+            holds.shutdownNow();
             parking.shutdown();
             acks.shutdown();
             try {
@@ -724,6 +827,10 @@ public class InboxConsumer {
         private volatile String tag;
         /** Set when this instance stops reading the queue on purpose: the cancel and close that follow are expected. */
         private volatile boolean closing;
+        /** Why a message of this queue is held ({@link Session#hold}): nothing behind it is read. Null normally. */
+        private volatile String held;
+        /** The held message, since when, why: what readiness shows. */
+        private volatile String heldWhat;
 
         Subscription(String queue, Channel channel) {
             this.queue = queue;
