@@ -113,7 +113,7 @@ public class DeadLetterRedelivery {
     /**
      * @param messageId      one dead letter, or any if empty
      * @param reasonContains only the dead letters whose reason contains this text (the cause that was fixed: after a
-     *                       consumer's upgrade, "unsupported schema version"), or any if empty
+     *                       consumer's upgrade, "newer than this consumer reads"), or any if empty
      * @return the message ids sent back to the queue (the other dead letters stay, in place, uncounted)
      */
     public synchronized List<String> redeliver(Optional<String> messageId, Optional<String> reasonContains) throws Exception {
