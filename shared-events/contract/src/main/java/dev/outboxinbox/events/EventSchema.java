@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,6 +35,12 @@ public final class EventSchema {
                     load(InventoryRejected.TYPE, InventoryRejected.SCHEMA_VERSION, InventoryRejected.class),
                     load(InventoryReleased.TYPE, InventoryReleased.SCHEMA_VERSION, InventoryReleased.class))
             .collect(Collectors.toUnmodifiableMap(schema -> key(schema.type, schema.version), schema -> schema));
+
+    /** Each event type's versions, oldest first: made once, read for every message a consumer decodes. */
+    private static final Map<String, SortedSet<Integer>> VERSIONS = KNOWN.values().stream()
+            .collect(Collectors.groupingBy(schema -> schema.type, Collectors.collectingAndThen(
+                    Collectors.mapping(schema -> schema.version, Collectors.toCollection(TreeSet::new)),
+                    Collections::unmodifiableSortedSet)));
 
     private final String type;
     private final int version;
@@ -116,8 +123,7 @@ public final class EventSchema {
 
     /** The versions of an event type this build knows (its schema files), oldest first; empty for an unknown type. */
     public static SortedSet<Integer> versions(String type) {
-        return KNOWN.values().stream().filter(s -> s.type.equals(type)).map(s -> s.version)
-                .collect(Collectors.toCollection(TreeSet::new));
+        return VERSIONS.getOrDefault(type, Collections.emptySortedSet());
     }
 
     /** A message that breaks the contract, with the reason a person reads in the dead-letter queue. */
