@@ -1,24 +1,20 @@
 # syntax=docker/dockerfile:1
-# One image per service, built from this repository: docker compose builds it four times with
-# SERVICE=order-service|outbox-relay|inventory-service (outbox-relay twice: its second instance,
-# outbox-relay-inventory). The build stage does not depend on SERVICE, so its layers are built once
-# and shared by all.
+# One image per service, built from this repository: docker compose builds it once per service of
+# deploy/catalog.yaml, with SERVICE set to the service's Maven module (a relay instance's is
+# outbox-relay). The build stage does not depend on SERVICE, so its layers are built once and shared
+# by all.
 
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /build
-COPY mvnw pom.xml ./
-COPY .mvn .mvn
-COPY shared-events shared-events
-# deploy holds modules of the reactor too (test infrastructure, system tests): Maven needs their poms.
-COPY deploy deploy
-COPY order-service order-service
-COPY outbox-relay outbox-relay
-COPY inventory-service inventory-service
+# The whole repository but what .dockerignore leaves out (build output, run state, .git): every module
+# of the reactor, whichever services the catalog has.
+COPY . .
 # The Maven repository is a BuildKit cache: a rebuild after a code change downloads nothing.
 # sharing=locked: compose builds the images at once, and two Maven runs must not write one
 # repository together (a half-written artifact in the cache breaks every later build).
+# Every module but the harnesses of deploy/ (system tests, chaos, benchmarks, the catalog's generator).
 RUN --mount=type=cache,target=/root/.m2,sharing=locked \
-    ./mvnw -B -ntp -q -pl order-service,outbox-relay,inventory-service -am package -DskipTests
+    ./mvnw -B -ntp -q package -DskipTests -pl '!deploy/system-tests,!deploy/chaos,!deploy/benchmarks,!deploy/catalog'
 
 FROM eclipse-temurin:17-jre
 # curl for the compose health checks (GET /q/health/ready).

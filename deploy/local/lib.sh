@@ -15,8 +15,14 @@ fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RUN_DIR=${LOCAL_RUN_DIR:-$ROOT/deploy/local/run}
-# outbox-relay-inventory is a second instance of the outbox-relay jar, for inventory's outbox (its replies).
-SERVICES=(order-service inventory-service outbox-relay outbox-relay-inventory)
+# What runs: one env file per service and relay instance in deploy/local/services, made from
+# deploy/catalog.yaml by deploy/catalog/generate (each names its module and kind in a comment).
+SERVICES=()
+for _env in "$ROOT"/deploy/local/services/*.env; do
+    [[ -f $_env ]] && _env=${_env##*/} && SERVICES+=("${_env%.env}")
+done
+unset _env
+((${#SERVICES[@]})) || { echo "${0##*/}: no service in $ROOT/deploy/local/services (deploy/catalog/generate writes them)" >&2; exit 1; }
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*"; }
 die() { log "$*" >&2; exit 1; }
@@ -58,11 +64,28 @@ check_service_name() {
 }
 
 env_file() { echo "$ROOT/deploy/local/services/$1.env"; }
-port_of() { sed -n 's/^QUARKUS_HTTP_PORT=//p' "$(env_file "$1")"; }
+# A variable of a service's env file as written there (${…} not expanded): env_value <service> <VARIABLE>.
+env_value() { sed -n "s/^$2=//p" "$(env_file "$1")"; }
+port_of() { env_value "$1" QUARKUS_HTTP_PORT; }
 pid_file() { echo "$RUN_DIR/$1.pid"; }
 log_file() { echo "$RUN_DIR/logs/$1.log"; }
-# The Maven module a service runs from: a relay instance runs the outbox-relay jar.
-module_of() { case $1 in outbox-relay-*) echo outbox-relay ;; *) echo "$1" ;; esac; }
+# The Maven module a service runs from (a relay instance runs the outbox-relay jar), and its kind: service or relay.
+module_of() { sed -n 's/^# module: //p' "$(env_file "$1")"; }
+kind_of() { sed -n 's/^# kind: //p' "$(env_file "$1")"; }
+services_of_kind() { local s; for s in "${SERVICES[@]}"; do [[ $(kind_of "$s") == "$1" ]] && echo "$s"; done; return 0; }
+# The Maven modules of all services, once each, comma-separated (for ./mvnw -pl).
+modules() { local s; for s in "${SERVICES[@]}"; do module_of "$s"; done | sort -u | paste -sd, -; }
+# The queues of the topology (deploy/rabbitmq/definitions.json: one entry a line), one name a line.
+topology_queues() {
+    sed -n '/^  "queues": \[/,/^  \]/s/^ *{\{0,1\} *"name": *"\([^"]*\)".*/\1/p' "$ROOT/deploy/rabbitmq/definitions.json"
+}
+# The databases of the system: each service's, and the relays' offsets.
+databases() {
+    local s
+    for s in "${SERVICES[@]}"; do
+        env_value "$s" QUARKUS_DATASOURCE_JDBC_URL; env_value "$s" RELAY_OFFSETS_JDBC_URL
+    done | sed -n 's#^jdbc:postgresql://[^/]*/\([A-Za-z0-9_]*\).*#\1#p' | sort -u
+}
 jar_of() { echo "$ROOT/$(module_of "$1")/target/quarkus-app/quarkus-run.jar"; }
 
 # The pid of the service if this runner started it and it still runs (a reused pid does not count).

@@ -2,7 +2,7 @@ package dev.outboxinbox.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.catalog.Catalog;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -97,7 +97,8 @@ class KubernetesManifestsTest {
         assertThat(problems).isEmpty();
         assertThat(rendered).allSatisfy(document -> assertThat(bind(document).getMetadata().getNamespace())
                 .isIn("outbox-inbox", null));
-        assertThat(kinds(rendered)).containsEntry("ConfigMap", 2L).containsEntry("Deployment", 4L);
+        assertThat(kinds(rendered)).containsEntry("ConfigMap", 2L)
+                .containsEntry("Deployment", (long) Catalog.load(ROOT).deployables().size());
     }
 
     @Test
@@ -156,19 +157,24 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void eachRelayIsALeaderAndAStandbyAndInventorySplitsItsPartitionsEvenly() throws IOException {
+    void eachRelayIsALeaderAndAStandbyAndAPartitionedConsumerSplitsItsPartitionsEvenly() throws IOException {
+        Catalog catalog = Catalog.load(ROOT);
         for (Deployment deployment : all(Deployment.class)) {
             String name = deployment.getMetadata().getName();
             Container container = container(deployment);
-            if (name.startsWith("outbox-relay")) {
+            if (catalog.deployable(name).relay()) {
                 assertThat(deployment.getSpec().getReplicas()).as("%s: a leader and its standby", name).isEqualTo(2);
                 assertThat(deployment.getSpec().getStrategy().getRollingUpdate().getMaxSurge().getIntVal())
                         .as("%s: a rollout never adds a third", name).isZero();
                 assertThat(podName(container, "RELAY_LEADERSHIP_INSTANCE")).isTrue();
             }
-            if (name.equals("inventory-service")) {
-                assertThat(Topology.INVENTORY_PARTITIONS % deployment.getSpec().getReplicas()).as("partitions per replica").isZero();
-                assertThat(podName(container, "INBOX_PARTITIONING_INSTANCE")).isTrue();
+            for (Catalog.Service service : catalog.services()) {
+                for (Catalog.Channel channel : service.consumes()) {
+                    if (service.name().equals(name) && channel.partitions() > 0) {
+                        assertThat(channel.partitions() % deployment.getSpec().getReplicas()).as("%s: partitions per replica", name).isZero();
+                        assertThat(podName(container, "INBOX_PARTITIONING_INSTANCE")).isTrue();
+                    }
+                }
             }
         }
     }

@@ -126,6 +126,11 @@ public final class EventSchema {
         return VERSIONS.getOrDefault(type, Collections.emptySortedSet());
     }
 
+    /** The event types this build knows, by name. */
+    public static SortedSet<String> types() {
+        return new TreeSet<>(VERSIONS.keySet());
+    }
+
     /** A message that breaks the contract, with the reason a person reads in the dead-letter queue. */
     public static class InvalidEventException extends Exception {
         public InvalidEventException(String reason) {

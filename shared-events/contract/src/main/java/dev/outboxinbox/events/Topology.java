@@ -90,31 +90,39 @@ public final class Topology {
     private Topology() {
     }
 
-    public static Map<String, Object> inventoryQueueArguments() {
+    /**
+     * A consumer's queue, as the inbox library declares it: quorum, bounded redeliveries, dead-lettered
+     * at least once into the consumer's dead-letter exchange, publishers refused when it is full.
+     */
+    public static Map<String, Object> consumerQueueArguments(String deadLetterExchange) {
         return Map.of(
                 "x-queue-type", "quorum",
                 "x-delivery-limit", DELIVERY_LIMIT,
-                "x-dead-letter-exchange", INVENTORY_DEAD_LETTER_EXCHANGE,
+                "x-dead-letter-exchange", deadLetterExchange,
                 // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
                 "x-dead-letter-strategy", "at-least-once",
                 "x-overflow", "reject-publish");
     }
 
-    /** Each of inventory's partitions: its queue's arguments, and one consumer at a time. */
-    public static Map<String, Object> inventoryPartitionArguments() {
-        Map<String, Object> arguments = new HashMap<>(inventoryQueueArguments());
+    /** One partition of a consumer's queue: its queue's arguments, and one consumer at a time. */
+    public static Map<String, Object> consumerPartitionArguments(String deadLetterExchange) {
+        Map<String, Object> arguments = new HashMap<>(consumerQueueArguments(deadLetterExchange));
         arguments.put("x-single-active-consumer", true);
         return Map.copyOf(arguments);
     }
 
+    public static Map<String, Object> inventoryQueueArguments() {
+        return consumerQueueArguments(INVENTORY_DEAD_LETTER_EXCHANGE);
+    }
+
+    /** Each of inventory's partitions: its queue's arguments, and one consumer at a time. */
+    public static Map<String, Object> inventoryPartitionArguments() {
+        return consumerPartitionArguments(INVENTORY_DEAD_LETTER_EXCHANGE);
+    }
+
     /** The same arguments as inventory's queue, with order-service's dead-letter exchange. */
     public static Map<String, Object> orderRepliesQueueArguments() {
-        return Map.of(
-                "x-queue-type", "quorum",
-                "x-delivery-limit", DELIVERY_LIMIT,
-                "x-dead-letter-exchange", ORDER_DEAD_LETTER_EXCHANGE,
-                "x-dead-letter-strategy", "at-least-once",
-                "x-overflow", "reject-publish");
+        return consumerQueueArguments(ORDER_DEAD_LETTER_EXCHANGE);
     }
 
     /** No delivery limit: parked events wait for a person, and a requeue while republishing must not drop them. */

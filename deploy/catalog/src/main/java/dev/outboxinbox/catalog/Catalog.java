@@ -1,0 +1,370 @@
+package dev.outboxinbox.catalog;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.outboxinbox.events.EventSchema;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * deploy/catalog.yaml: the services of the system, the relay instance that publishes each one's outbox,
+ * and what each owns and reads. Read strictly (an unknown key is an error, as a misspelt one would
+ * otherwise be dropped) and checked as a whole: {@link #load} refuses a catalog no deployment could run,
+ * with a message that says what to change.
+ */
+public record Catalog(Relay relay, List<Service> services) {
+
+    public static final String FILE = "deploy/catalog.yaml";
+    /** A service's name: a DNS label (compose and Kubernetes use it as a host name) ending in -service. */
+    static final Pattern SERVICE_NAME = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*-service");
+    static final Pattern RELAY_NAME = Pattern.compile("outbox-relay(-[a-z0-9]+)*");
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]*");
+    private static final Pattern VARIABLE = Pattern.compile("[A-Z][A-Z0-9_]*");
+    /** Ports the system's other parts listen on, on a developer's machine: PostgreSQL, RabbitMQ and its UI, the observability profile. */
+    static final Set<Integer> RESERVED_PORTS = Set.of(5432, 5672, 15672, 9090, 16686, 4317, 4318, 3000);
+
+    /** The relay: one role, one offsets database, one module; an instance per producing service. */
+    public record Relay(String module, String role, String database, String dbPassword, String brokerPassword, String about) {
+    }
+
+    public record Service(String name, String module, Integer port, String database, String role, String owns,
+            String dbPassword, String brokerPassword, String about, List<Channel> consumes, Produces produces,
+            Map<String, String> environment, Kubernetes kubernetes) {
+
+        /** The part of the name before -service: order for order-service. */
+        String stem() {
+            return name.substring(0, name.length() - "-service".length());
+        }
+
+        public String module() {
+            return module != null ? module : name;
+        }
+
+        public String role() {
+            return role != null ? role : name.replace('-', '_');
+        }
+
+        /** The prefix of the queues and exchanges the service declares and owns: order for order.*. */
+        public String owns() {
+            return owns != null ? owns : stem();
+        }
+
+        public String dbPassword() {
+            return dbPassword != null ? dbPassword : variable(stem()) + "_DB_PASSWORD";
+        }
+
+        public String brokerPassword() {
+            return brokerPassword != null ? brokerPassword : variable(stem()) + "_BROKER_PASSWORD";
+        }
+
+        public List<Channel> consumes() {
+            return consumes != null ? consumes : List.of();
+        }
+
+        public Map<String, String> environment() {
+            return environment != null ? environment : Map.of();
+        }
+
+        public Kubernetes kubernetes() {
+            return kubernetes != null ? kubernetes : new Kubernetes(null, null, null);
+        }
+
+        public String deadLetterExchange() {
+            return owns() + ".dead-letter";
+        }
+
+        public String retryExchange() {
+            return owns() + ".retry";
+        }
+    }
+
+    /** An inbox channel: a queue (or its partitions) bound to an exchange for some event types. */
+    public record Channel(String queue, String exchange, List<String> events, Integer partitions) {
+
+        public Channel {
+            partitions = partitions != null ? partitions : 0;
+        }
+
+        public String deadLetterQueue() {
+            return queue + ".dead-letter";
+        }
+    }
+
+    /** What a service's outbox holds, the exchange its relay publishes it to, and that relay instance. */
+    public record Produces(String exchange, List<String> events, RelayInstance relay) {
+    }
+
+    public record RelayInstance(String name, Integer port, String slot, String cpu) {
+
+        public String cpu() {
+            return cpu != null ? cpu : Kubernetes.DEFAULT_CPU;
+        }
+    }
+
+    public record Kubernetes(Integer replicas, String cpu, Map<String, String> environment) {
+
+        static final String DEFAULT_CPU = "500m";
+
+        public Kubernetes {
+            replicas = replicas != null ? replicas : 2;
+        }
+
+        public String cpu() {
+            return cpu != null ? cpu : DEFAULT_CPU;
+        }
+
+        public Map<String, String> environment() {
+            return environment != null ? environment : Map.of();
+        }
+    }
+
+    /** order → ORDER, the-thing → THE_THING. */
+    static String variable(String stem) {
+        return stem.toUpperCase().replace('-', '_');
+    }
+
+    private static ObjectMapper yaml() {
+        return new ObjectMapper(new YAMLFactory())
+                .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
+                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+    }
+
+    public static Catalog load(Path root) throws IOException {
+        return parse(Files.readString(root.resolve(FILE)));
+    }
+
+    public static Catalog parse(String text) throws IOException {
+        Catalog catalog = yaml().readValue(text, Catalog.class);
+        List<String> problems = catalog.problems();
+        if (!problems.isEmpty()) {
+            throw new InvalidCatalogException(problems);
+        }
+        return catalog;
+    }
+
+    public static final class InvalidCatalogException extends IOException {
+        private final List<String> problems;
+
+        InvalidCatalogException(List<String> problems) {
+            super(FILE + ": " + String.join("; ", problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        public List<String> problems() {
+            return problems;
+        }
+    }
+
+    /** Every process the catalog deploys, services then relay instances, in the catalog's order. */
+    public List<Deployable> deployables() {
+        List<Deployable> all = new ArrayList<>();
+        services.forEach(s -> all.add(Deployable.of(this, s)));
+        services.stream().filter(s -> s.produces() != null)
+                .forEach(s -> all.add(Deployable.relayOf(this, s)));
+        return all;
+    }
+
+    public Deployable deployable(String name) {
+        return deployables().stream().filter(d -> d.name().equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no " + name + " in " + FILE));
+    }
+
+    /** The exchanges the relay instances publish to. */
+    public List<String> producedExchanges() {
+        return services.stream().filter(s -> s.produces() != null).map(s -> s.produces().exchange()).toList();
+    }
+
+    /** Every password variable the deployment needs from .env, databases first, in the catalog's order. */
+    public List<String> databasePasswords() {
+        List<String> variables = new ArrayList<>();
+        services.forEach(s -> variables.add(s.dbPassword()));
+        variables.add(relay.dbPassword());
+        return variables;
+    }
+
+    public List<String> brokerPasswords() {
+        List<String> variables = new ArrayList<>();
+        services.forEach(s -> variables.add(s.brokerPassword()));
+        variables.add(relay.brokerPassword());
+        return variables;
+    }
+
+    /** What no deployment could run, each with what to do. Empty for a good catalog. */
+    List<String> problems() {
+        List<String> problems = new ArrayList<>();
+        if (relay == null) {
+            return List.of("relay: missing (the relay's module, role, database and passwords)");
+        }
+        if (services == null || services.isEmpty()) {
+            return List.of("services: none");
+        }
+        Map<String, String> names = new HashMap<>();
+        Map<Integer, String> ports = new HashMap<>();
+        Map<String, String> roles = new HashMap<>(Map.of(relay.role(), "the relay"));
+        Map<String, String> databases = new HashMap<>(Map.of(relay.database(), "the relay"));
+        Map<String, String> prefixes = new HashMap<>();
+        Map<String, String> queues = new HashMap<>();
+        Map<String, String> exchanges = new HashMap<>();
+        Map<String, String> slots = new HashMap<>();
+        for (Service service : services) {
+            String name = service.name();
+            if (name == null || !SERVICE_NAME.matcher(name).matches()) {
+                problems.add("service name '" + name + "': lower-case letters, digits and dashes, starting with a letter"
+                        + " and ending in -service (it is a host name in compose and Kubernetes), e.g. shipping-service");
+                continue;
+            }
+            taken(problems, names, name, name, "name");
+            if (service.port() == null) {
+                problems.add(name + ": no port (the HTTP port it listens on, e.g. " + nextFreePort() + ")");
+            } else {
+                port(problems, ports, service.port(), name);
+            }
+            if (service.database() == null || !IDENTIFIER.matcher(service.database()).matches()) {
+                problems.add(name + ": database '" + service.database() + "': a lower-case identifier, e.g. " + service.stem().replace('-', '_'));
+            } else {
+                taken(problems, databases, service.database(), name, "database");
+            }
+            if (!IDENTIFIER.matcher(service.role()).matches()) {
+                problems.add(name + ": role '" + service.role() + "': a lower-case identifier");
+            } else {
+                taken(problems, roles, service.role(), name, "role");
+            }
+            taken(problems, prefixes, service.owns(), name, "queue prefix (owns)");
+            for (String variable : List.of(service.dbPassword(), service.brokerPassword())) {
+                if (!VARIABLE.matcher(variable).matches()) {
+                    problems.add(name + ": password variable '" + variable + "': upper-case letters, digits and _");
+                }
+            }
+            for (Channel channel : service.consumes()) {
+                if (channel.queue() == null || !channel.queue().startsWith(service.owns() + ".")) {
+                    problems.add(name + ": queue '" + channel.queue() + "': a service's queues start with its prefix, "
+                            + service.owns() + ". (its broker user may declare and read only those)");
+                } else {
+                    taken(problems, queues, channel.queue(), name, "queue");
+                }
+                if (channel.exchange() == null) {
+                    problems.add(name + ": queue " + channel.queue() + " has no exchange to bind to");
+                }
+                events(problems, name + ": queue " + channel.queue(), channel.events());
+                if (channel.partitions() < 0 || channel.partitions() > 64) {
+                    problems.add(name + ": queue " + channel.queue() + ": partitions between 0 (one queue) and 64");
+                }
+            }
+            if (service.consumes().stream().filter(c -> c.partitions() > 0).count() > 1) {
+                problems.add(name + ": only one partitioned queue per service (its instances share one set of partitions)");
+            }
+            Produces produces = service.produces();
+            if (produces != null) {
+                if (produces.exchange() == null || produces.exchange().isBlank()) {
+                    problems.add(name + ": produces: the exchange its relay publishes to (the events' aggregate type)");
+                } else {
+                    taken(problems, exchanges, produces.exchange(), name, "exchange");
+                }
+                events(problems, name + ": produces", produces.events());
+                RelayInstance instance = produces.relay();
+                if (instance == null || instance.name() == null || !RELAY_NAME.matcher(instance.name()).matches()) {
+                    problems.add(name + ": produces: relay: a name, outbox-relay or outbox-relay-" + service.stem()
+                            + " (a name of its own for each producing service), a port and a slot");
+                } else {
+                    taken(problems, names, instance.name(), instance.name(), "name");
+                    if (instance.port() == null) {
+                        problems.add(instance.name() + ": no port (e.g. " + nextFreePort() + ")");
+                    } else {
+                        port(problems, ports, instance.port(), instance.name());
+                    }
+                    if (instance.slot() == null || !IDENTIFIER.matcher(instance.slot()).matches()) {
+                        problems.add(instance.name() + ": slot '" + instance.slot() + "': a lower-case identifier, e.g. "
+                                + instance.name().replace('-', '_'));
+                    } else {
+                        taken(problems, slots, instance.slot(), instance.name(), "replication slot");
+                    }
+                }
+            }
+            for (String variable : service.environment().keySet()) {
+                if (!VARIABLE.matcher(variable).matches()) {
+                    problems.add(name + ": environment variable '" + variable + "': upper-case letters, digits and _");
+                }
+            }
+            for (String variable : service.kubernetes().environment().keySet()) {
+                if (!service.environment().containsKey(variable)) {
+                    problems.add(name + ": kubernetes: environment: " + variable + " is not in its environment (the value"
+                            + " every form gives it; kubernetes only overrides one)");
+                }
+            }
+        }
+        Set<String> knownExchanges = new LinkedHashSet<>(exchanges.keySet());
+        for (Service service : services) {
+            for (Channel channel : service.consumes()) {
+                if (channel.exchange() != null && !knownExchanges.contains(channel.exchange())) {
+                    problems.add(service.name() + ": queue " + channel.queue() + " binds to exchange '" + channel.exchange()
+                            + "', which no service produces (one of " + knownExchanges + ")");
+                }
+            }
+            for (Map.Entry<String, String> variable : service.environment().entrySet()) {
+                var reference = Deployable.URL.matcher(variable.getValue());
+                while (reference.find()) {
+                    if (!names.containsKey(reference.group(1))) {
+                        problems.add(service.name() + ": " + variable.getKey() + " names " + reference.group()
+                                + ", and there is no " + reference.group(1) + " (one of " + names.keySet().stream().sorted().toList() + ")");
+                    }
+                }
+            }
+        }
+        return problems;
+    }
+
+    private static void taken(List<String> problems, Map<String, String> owners, String value, String owner, String what) {
+        String earlier = owners.putIfAbsent(value, owner);
+        if (earlier != null) {
+            problems.add(owner + ": " + what + " '" + value + "' is taken by " + earlier + ": choose another");
+        }
+    }
+
+    private void port(List<String> problems, Map<Integer, String> ports, int port, String owner) {
+        if (port < 1024 || port > 65535) {
+            problems.add(owner + ": port " + port + " is outside 1024-65535");
+        } else if (RESERVED_PORTS.contains(port)) {
+            problems.add(owner + ": port " + port + " is PostgreSQL's, RabbitMQ's or the observability profile's: choose another, e.g. "
+                    + nextFreePort());
+        } else if (ports.containsKey(port)) {
+            problems.add(owner + ": port " + port + " is taken by " + ports.get(port) + ": choose another, e.g. " + nextFreePort());
+        } else {
+            ports.put(port, owner);
+        }
+    }
+
+    /** The first port after the highest the catalog uses: what a new entry should take. */
+    public int nextFreePort() {
+        return Stream.concat(
+                        services == null ? Stream.empty() : services.stream().map(Service::port),
+                        services == null ? Stream.empty() : services.stream().map(Service::produces)
+                                .filter(Objects::nonNull).map(Produces::relay).filter(Objects::nonNull).map(RelayInstance::port))
+                .filter(Objects::nonNull).mapToInt(Integer::intValue).max().orElse(8080) + 1;
+    }
+
+    private static void events(List<String> problems, String where, List<String> events) {
+        if (events == null || events.isEmpty()) {
+            problems.add(where + ": no events");
+            return;
+        }
+        for (String event : events) {
+            if (EventSchema.versions(event).isEmpty()) {
+                problems.add(where + ": unknown event type '" + event + "': add its schema to shared-events/contract first"
+                        + " (ADD-A-SERVICE.md, \"A producer\", step 2), or use one of " + EventSchema.types());
+            }
+        }
+    }
+}
