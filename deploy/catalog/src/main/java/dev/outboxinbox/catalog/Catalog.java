@@ -142,13 +142,42 @@ public record Catalog(Relay relay, List<Service> services) {
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
     }
 
+    /**
+     * The catalog of this checkout. A type a service produces is known to the contract, or declared by the
+     * service itself (its schema, {@code <module>/src/main/resources/schemas/<Type>.v1.json}: an event no
+     * other service consumes yet, as deploy/new-service writes one).
+     */
     public static Catalog load(Path root) throws IOException {
-        return parse(Files.readString(root.resolve(FILE)));
+        return parse(Files.readString(root.resolve(FILE)), root, Set.of());
     }
 
+    /** A catalog by itself: every type it names must be the contract's. */
     public static Catalog parse(String text) throws IOException {
+        return parse(text, null, Set.of());
+    }
+
+    /**
+     * @param root     the checkout whose modules may declare the types they produce (null: none)
+     * @param declared event types declared besides (a module about to be written)
+     */
+    public static Catalog parse(String text, Path root, Set<String> declared) throws IOException {
         Catalog catalog = yaml().readValue(text, Catalog.class);
-        List<String> problems = catalog.problems();
+        Set<String> all = new java.util.HashSet<>(declared);
+        if (root != null && catalog.services() != null) {
+            for (Service service : catalog.services()) {
+                if (service.name() != null && service.produces() != null && service.produces().events() != null) {
+                    service.produces().events().stream()
+                            .filter(type -> Files.isRegularFile(root.resolve(service.module())
+                                    .resolve("src/main/resources/schemas/" + type + ".v1.json")))
+                            .forEach(all::add);
+                }
+            }
+        }
+        return checked(catalog, all);
+    }
+
+    private static Catalog checked(Catalog catalog, Set<String> declared) throws InvalidCatalogException {
+        List<String> problems = catalog.problems(declared);
         if (!problems.isEmpty()) {
             throw new InvalidCatalogException(problems);
         }
@@ -203,7 +232,7 @@ public record Catalog(Relay relay, List<Service> services) {
     }
 
     /** What no deployment could run, each with what to do. Empty for a good catalog. */
-    List<String> problems() {
+    List<String> problems(Set<String> declared) {
         List<String> problems = new ArrayList<>();
         if (relay == null) {
             return List.of("relay: missing (the relay's module, role, database and passwords)");
@@ -258,7 +287,7 @@ public record Catalog(Relay relay, List<Service> services) {
                 if (channel.exchange() == null) {
                     problems.add(name + ": queue " + channel.queue() + " has no exchange to bind to");
                 }
-                events(problems, name + ": queue " + channel.queue(), channel.events());
+                events(problems, name + ": queue " + channel.queue(), channel.events(), Set.of());
                 if (channel.partitions() < 0 || channel.partitions() > 64) {
                     problems.add(name + ": queue " + channel.queue() + ": partitions between 0 (one queue) and 64");
                 }
@@ -273,7 +302,7 @@ public record Catalog(Relay relay, List<Service> services) {
                 } else {
                     taken(problems, exchanges, produces.exchange(), name, "exchange");
                 }
-                events(problems, name + ": produces", produces.events());
+                events(problems, name + ": produces", produces.events(), declared);
                 RelayInstance instance = produces.relay();
                 if (instance == null || instance.name() == null || !RELAY_NAME.matcher(instance.name()).matches()) {
                     problems.add(name + ": produces: relay: a name, outbox-relay or outbox-relay-" + service.stem()
@@ -355,13 +384,13 @@ public record Catalog(Relay relay, List<Service> services) {
                 .filter(Objects::nonNull).mapToInt(Integer::intValue).max().orElse(8080) + 1;
     }
 
-    private static void events(List<String> problems, String where, List<String> events) {
+    private static void events(List<String> problems, String where, List<String> events, Set<String> declared) {
         if (events == null || events.isEmpty()) {
             problems.add(where + ": no events");
             return;
         }
         for (String event : events) {
-            if (EventSchema.versions(event).isEmpty()) {
+            if (EventSchema.versions(event).isEmpty() && !declared.contains(event)) {
                 problems.add(where + ": unknown event type '" + event + "': add its schema to shared-events/contract first"
                         + " (ADD-A-SERVICE.md, \"A producer\", step 2), or use one of " + EventSchema.types());
             }

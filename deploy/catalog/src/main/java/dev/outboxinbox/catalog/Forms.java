@@ -11,6 +11,8 @@ import dev.outboxinbox.events.Topology;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,10 +38,21 @@ public final class Forms {
     private static final Pattern PLAIN_YAML = Pattern.compile("(?!.*(: | #))[^-?:,\\[\\]{}#&*!|>'\"%@`\\s][^\\n]*(?<![:\\s])");
     private static final Pattern YAML_KEYWORD = Pattern.compile("(?i)true|false|yes|no|on|off|null|~|[0-9.]+");
 
+    static final String MODULES_FROM = "<!-- The services of deploy/catalog.yaml and their relay: deploy/catalog/generate writes these lines. -->";
+    static final String MODULES_TO = "<!-- (the catalog's modules end here) -->";
+    static final String PASSWORDS_ADDED = "# A service's passwords, added by deploy/catalog/generate for deploy/catalog.yaml (demo values: set your own for anything shared).";
+
     private final Catalog catalog;
+    /** The checkout, whose pom.xml and .env get the catalog's part spliced in; null: only the forms made whole. */
+    private final Path root;
 
     public Forms(Catalog catalog) {
+        this(catalog, null);
+    }
+
+    public Forms(Catalog catalog, Path root) {
         this.catalog = catalog;
+        this.root = root;
     }
 
     /** Path → content, in a fixed order. */
@@ -58,7 +71,56 @@ public final class Forms {
         files.put("deploy/rabbitmq/users", brokerUsers());
         files.put("deploy/rabbitmq/definitions.json", brokerDefinitions());
         files.put("deploy/observability/prometheus.yml", prometheus());
+        if (root != null) {
+            files.put("pom.xml", rootPom(read("pom.xml")));
+            files.put(".env", environment(read(".env")));
+        }
         return files;
+    }
+
+    private String read(String path) {
+        try {
+            return Files.readString(root.resolve(path), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    // --- the reactor and the demo's credentials: the catalog's part of files that are not its own ----
+
+    /** The root pom with the services' modules (and the relay's) between its two markers, in the catalog's order. */
+    String rootPom(String pom) {
+        int from = pom.indexOf(MODULES_FROM);
+        int to = pom.indexOf(MODULES_TO);
+        if (from < 0 || to < from) {
+            throw new IllegalStateException("pom.xml has no " + MODULES_FROM + " … " + MODULES_TO + " in its <modules>");
+        }
+        String indent = pom.substring(pom.lastIndexOf('\n', from) + 1, from);
+        Set<String> modules = new LinkedHashSet<>();
+        catalog.deployables().forEach(d -> modules.add(d.module()));
+        StringBuilder lines = new StringBuilder(MODULES_FROM).append('\n');
+        modules.forEach(module -> lines.append(indent).append("<module>").append(module).append("</module>\n"));
+        return pom.substring(0, from) + lines.append(indent) + pom.substring(to);
+    }
+
+    /** .env with a demo value for each password the catalog names and it lacks, added at its end; the rest as it is. */
+    String environment(String env) {
+        Set<String> defined = new LinkedHashSet<>();
+        env.lines().map(line -> line.split("=", 2)[0].strip()).forEach(defined::add);
+        List<String> variables = new ArrayList<>(catalog.databasePasswords());
+        variables.addAll(catalog.brokerPasswords());
+        StringBuilder added = new StringBuilder();
+        for (String variable : variables) {
+            if (defined.add(variable)) {
+                added.append(variable).append('=').append(variable.toLowerCase().replace("_password", "").replace('_', '-'))
+                        .append("-demo-secret\n");
+            }
+        }
+        if (added.length() == 0) {
+            return env;
+        }
+        String text = env.endsWith("\n") ? env : env + "\n";
+        return text + (text.contains(PASSWORDS_ADDED) ? "" : "\n" + PASSWORDS_ADDED + "\n") + added;
     }
 
     /** The directories whose files are all the catalog's: a file there that it does not make is stale. */

@@ -21,6 +21,10 @@ public final class Generate {
     }
 
     public static void main(String[] args) throws IOException {
+        if (args.length > 0 && args[0].equals("--new-service")) {
+            NewService.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         boolean check = false;
         Path root = Path.of(".");
         for (String arg : args) {
@@ -58,7 +62,7 @@ public final class Generate {
             System.out.println("[catalog] every form matches " + Catalog.FILE);
             return;
         }
-        Map<String, String> files = new Forms(catalog).all();
+        Map<String, String> files = new Forms(catalog, root).all();
         for (String path : differing) {
             Path file = root.resolve(path);
             if (files.containsKey(path)) {
@@ -75,7 +79,7 @@ public final class Generate {
 
     /** The forms whose file is missing or differs, and the files of owned directories the catalog no longer makes. */
     public static List<String> differing(Path root, Catalog catalog) throws IOException {
-        Map<String, String> files = new Forms(catalog).all();
+        Map<String, String> files = new Forms(catalog, root).all();
         List<String> differing = new ArrayList<>();
         for (Map.Entry<String, String> form : files.entrySet()) {
             Path file = root.resolve(form.getKey());

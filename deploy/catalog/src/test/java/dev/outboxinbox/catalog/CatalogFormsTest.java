@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,52 +34,80 @@ class CatalogFormsTest {
 
     @Test
     void aServiceAddedToTheCatalogAppearsInEveryForm() throws IOException {
-        Catalog catalog = Catalog.parse(Files.readString(ROOT.resolve(Catalog.FILE)) + """
+        // A name and ports the catalog does not use yet (this test also runs in a checkout with services added).
+        String stem = freshStem();
+        String upper = stem.toUpperCase();
+        int port = Catalog.load(ROOT).nextFreePort();
+        int relayPort = port + 1;
+        String text = Files.readString(ROOT.resolve(Catalog.FILE)) + """
 
-                  - name: shipping-service
-                    port: 8085
-                    database: shipping
+                  - name: %1$s-service
+                    port: %2$d
+                    database: %1$s
                     consumes:
-                      - queue: shipping.orders
+                      - queue: %1$s.orders
                         exchange: orders
                         events: [OrderCreated]
                     produces:
-                      exchange: shipping
+                      exchange: %1$s
                       events: [InventoryReserved]
-                      relay: {name: outbox-relay-shipping, port: 8086, slot: outbox_relay_shipping}
-                """);
+                      relay: {name: outbox-relay-%1$s, port: %3$d, slot: outbox_relay_%1$s}
+                """.formatted(stem, port, relayPort);
+        Catalog catalog = Catalog.parse(text, ROOT, Set.of());
         Map<String, String> forms = new Forms(catalog).all();
 
-        assertThat(forms.get("deploy/local/services/shipping-service.env")).contains(
-                "# module: shipping-service", "# kind: service", "QUARKUS_HTTP_PORT=8085",
-                "QUARKUS_DATASOURCE_JDBC_URL=jdbc:postgresql://${POSTGRES_HOST}:${POSTGRES_PORT}/shipping",
-                "QUARKUS_DATASOURCE_USERNAME=shipping_service", "QUARKUS_DATASOURCE_PASSWORD=${SHIPPING_DB_PASSWORD}",
-                "RABBITMQ_USERNAME=shipping_service", "RABBITMQ_PASSWORD=${SHIPPING_BROKER_PASSWORD}");
-        assertThat(forms.get("deploy/local/services/outbox-relay-shipping.env")).contains(
-                "# module: outbox-relay", "# kind: relay", "RELAY_SOURCE_DATABASE=shipping", "RELAY_SOURCE_SLOT=outbox_relay_shipping",
-                "RELAY_OFFSETS_TABLE=relay_offsets_shipping", "OTEL_SERVICE_NAME=outbox-relay-shipping");
-        assertThat(forms.get("docker-compose.yml")).contains("  shipping-service:\n", "      - \"${SHIPPING_SERVICE_HOST_PORT:-8085}:8085\"",
-                "  outbox-relay-shipping:\n", "      SHIPPING_DB_PASSWORD: ${SHIPPING_DB_PASSWORD:?SHIPPING_DB_PASSWORD is not set (see .env)}");
-        assertThat(forms.get("deploy/kubernetes/shipping-service.yaml")).contains("image: outbox-inbox/shipping-service",
-                "containerPort: 8085", "key: SHIPPING_BROKER_PASSWORD");
-        assertThat(forms.get("deploy/kubernetes/kustomization.yaml")).contains("  - shipping-service.yaml\n",
-                "  - outbox-relay-shipping.yaml\n", "  - name: outbox-inbox/shipping-service\n");
-        assertThat(forms.get("deploy/kubernetes/setup-jobs.yaml")).contains("key: SHIPPING_DB_PASSWORD", "key: SHIPPING_BROKER_PASSWORD");
+        assertThat(forms.get("deploy/local/services/%s-service.env".formatted(stem))).contains(
+                "# module: %s-service".formatted(stem), "# kind: service", "QUARKUS_HTTP_PORT=" + port,
+                "QUARKUS_DATASOURCE_JDBC_URL=jdbc:postgresql://${POSTGRES_HOST}:${POSTGRES_PORT}/" + stem,
+                "QUARKUS_DATASOURCE_USERNAME=%s_service".formatted(stem), "QUARKUS_DATASOURCE_PASSWORD=${%s_DB_PASSWORD}".formatted(upper),
+                "RABBITMQ_USERNAME=%s_service".formatted(stem), "RABBITMQ_PASSWORD=${%s_BROKER_PASSWORD}".formatted(upper));
+        assertThat(forms.get("deploy/local/services/outbox-relay-%s.env".formatted(stem))).contains(
+                "# module: outbox-relay", "# kind: relay", "RELAY_SOURCE_DATABASE=" + stem, "RELAY_SOURCE_SLOT=outbox_relay_" + stem,
+                "RELAY_OFFSETS_TABLE=relay_offsets_" + stem, "OTEL_SERVICE_NAME=outbox-relay-" + stem);
+        assertThat(forms.get("docker-compose.yml")).contains("  %s-service:\n".formatted(stem),
+                "      - \"${%s_SERVICE_HOST_PORT:-%d}:%d\"".formatted(upper, port, port),
+                "  outbox-relay-%s:\n".formatted(stem),
+                "      %1$s_DB_PASSWORD: ${%1$s_DB_PASSWORD:?%1$s_DB_PASSWORD is not set (see .env)}".formatted(upper));
+        assertThat(forms.get("deploy/kubernetes/%s-service.yaml".formatted(stem))).contains("image: outbox-inbox/%s-service".formatted(stem),
+                "containerPort: " + port, "key: %s_BROKER_PASSWORD".formatted(upper));
+        assertThat(forms.get("deploy/kubernetes/kustomization.yaml")).contains("  - %s-service.yaml\n".formatted(stem),
+                "  - outbox-relay-%s.yaml\n".formatted(stem), "  - name: outbox-inbox/%s-service\n".formatted(stem));
+        assertThat(forms.get("deploy/kubernetes/setup-jobs.yaml")).contains("key: %s_DB_PASSWORD".formatted(upper),
+                "key: %s_BROKER_PASSWORD".formatted(upper));
         assertThat(forms.get("deploy/postgres/create-databases.sql")).contains(
-                "CREATE ROLE shipping_service LOGIN PASSWORD %L', :'SHIPPING_DB_PASSWORD'",
-                "CREATE DATABASE shipping OWNER shipping_service", "GRANT CONNECT ON DATABASE shipping TO shipping_service, outbox_relay;");
+                "CREATE ROLE %s_service LOGIN PASSWORD %%L', :'%s_DB_PASSWORD'".formatted(stem, upper),
+                "CREATE DATABASE %1$s OWNER %1$s_service".formatted(stem),
+                "GRANT CONNECT ON DATABASE %1$s TO %1$s_service, outbox_relay;".formatted(stem));
         assertThat(forms.get("deploy/rabbitmq/users")).containsPattern(
-                "shipping_service +SHIPPING_BROKER_PASSWORD +\\^\\(orders\\|shipping\\\\\\.\\.\\*\\)\\$ +\\^shipping\\\\\\.\\.\\*\\$")
-                .containsPattern("outbox_relay .*\\^\\(orders\\|inventory\\|shipping\\|outbox-relay\\\\\\.parked\\)\\$");
+                "%1$s_service +%2$s_BROKER_PASSWORD +\\^\\(orders\\|.*%1$s\\\\\\.\\.\\*\\)\\$ +\\^%1$s\\\\\\.\\.\\*\\$"
+                        .formatted(stem, upper))
+                .containsPattern("outbox_relay .*\\^\\(orders\\|inventory\\|.*%s\\|outbox-relay\\\\\\.parked\\)\\$".formatted(stem));
         assertThat(forms.get("deploy/rabbitmq/definitions.json")).contains(
-                "{\"name\":\"shipping\",\"vhost\":\"/\",\"type\":\"topic\"",
-                "{\"name\":\"shipping.orders\",\"vhost\":\"/\",\"durable\":true",
-                "{\"source\":\"orders\",\"vhost\":\"/\",\"destination\":\"shipping.orders\",\"destination_type\":\"queue\",\"routing_key\":\"OrderCreated\"",
-                "{\"source\":\"shipping.dead-letter\",\"vhost\":\"/\",\"destination\":\"shipping.orders.dead-letter\"",
-                "{\"source\":\"shipping.retry\",\"vhost\":\"/\",\"destination\":\"shipping.orders\"");
-        assertThat(forms.get("deploy/observability/prometheus.yml")).contains("- targets: [\"shipping-service:8085\"]",
-                "- targets: [\"outbox-relay-shipping:8086\"]");
-        assertThat(catalog.nextFreePort()).isEqualTo(8087);
+                "{\"name\":\"%s\",\"vhost\":\"/\",\"type\":\"topic\"".formatted(stem),
+                "{\"name\":\"%s.orders\",\"vhost\":\"/\",\"durable\":true".formatted(stem),
+                "{\"source\":\"orders\",\"vhost\":\"/\",\"destination\":\"%s.orders\",\"destination_type\":\"queue\",\"routing_key\":\"OrderCreated\"".formatted(stem),
+                "{\"source\":\"%1$s.dead-letter\",\"vhost\":\"/\",\"destination\":\"%1$s.orders.dead-letter\"".formatted(stem),
+                "{\"source\":\"%1$s.retry\",\"vhost\":\"/\",\"destination\":\"%1$s.orders\"".formatted(stem));
+        assertThat(forms.get("deploy/observability/prometheus.yml")).contains("- targets: [\"%s-service:%d\"]".formatted(stem, port),
+                "- targets: [\"outbox-relay-%s:%d\"]".formatted(stem, relayPort));
+        assertThat(catalog.nextFreePort()).isEqualTo(relayPort + 1);
+
+        Forms spliced = new Forms(catalog, ROOT);
+        assertThat(spliced.rootPom(Files.readString(ROOT.resolve("pom.xml"))))
+                .contains("<module>%s-service</module>".formatted(stem)).contains(Forms.MODULES_FROM, Forms.MODULES_TO);
+        assertThat(spliced.environment(Files.readString(ROOT.resolve(".env"))))
+                .contains(Forms.PASSWORDS_ADDED, "%s_DB_PASSWORD=%s-db-demo-secret".formatted(upper, stem));
+    }
+
+    /** A stem no service of the catalog has: parcel, or parcel2, parcel3 … */
+    private static String freshStem() throws IOException {
+        Catalog catalog = Catalog.load(ROOT);
+        for (int n = 1; ; n++) {
+            String stem = n == 1 ? "parcel" : "parcel" + n;
+            if (catalog.services().stream().noneMatch(s -> s.name().equals(stem + "-service") || s.owns().equals(stem))) {
+                return stem;
+            }
+        }
     }
 
     @Test
@@ -105,63 +134,77 @@ class CatalogFormsTest {
     }
 
     @Test
-    void aCatalogNoDeploymentCouldRunIsRefusedWithWhatToDo() {
+    void aCatalogNoDeploymentCouldRunIsRefusedWithWhatToDo() throws IOException {
+        int free = Catalog.load(ROOT).nextFreePort();
         assertThat(problems("""
-                  - name: Shipping
-                    port: 8085
-                    database: shipping
-                """)).singleElement().asString().contains("service name 'Shipping'", "ending in -service");
+                  - name: Refused
+                    port: FREE
+                    database: refused
+                """)).singleElement().asString().contains("service name 'Refused'", "ending in -service");
         assertThat(problems("""
-                  - name: shipping-service
+                  - name: refused-service
                     port: 8082
-                    database: shipping
-                """)).singleElement().asString().contains("port 8082 is taken by inventory-service", "e.g. 8085");
+                    database: refused
+                """)).singleElement().asString().contains("port 8082 is taken by inventory-service", "e.g. " + free);
         assertThat(problems("""
-                  - name: shipping-service
+                  - name: refused-service
                     port: 5672
-                    database: shipping
+                    database: refused
                 """)).singleElement().asString().contains("port 5672 is PostgreSQL's, RabbitMQ's");
         assertThat(problems("""
-                  - name: shipping-service
-                    port: 8085
+                  - name: refused-service
+                    port: FREE
                     database: orders
                 """)).singleElement().asString().contains("database 'orders' is taken by order-service");
         assertThat(problems("""
-                  - name: shipping-service
-                    port: 8085
-                    database: shipping
+                  - name: refused-service
+                    port: FREE
+                    database: refused
                     consumes:
-                      - queue: shipping.orders
+                      - queue: refused.orders
                         exchange: orders
                         events: [OrderShipped]
                 """)).singleElement().asString().contains("unknown event type 'OrderShipped'", "OrderCreated");
         assertThat(problems("""
-                  - name: shipping-service
-                    port: 8085
-                    database: shipping
+                  - name: refused-service
+                    port: FREE
+                    database: refused
                     consumes:
-                      - queue: orders.shipping
+                      - queue: orders.refused
                         exchange: payments
                         events: [OrderCreated]
-                """)).hasSize(2).anySatisfy(p -> assertThat(p).contains("start with its prefix, shipping."))
+                """)).hasSize(2).anySatisfy(p -> assertThat(p).contains("start with its prefix, refused."))
                 .anySatisfy(p -> assertThat(p).contains("exchange 'payments', which no service produces"));
         assertThat(problems("""
-                  - name: shipping-service
-                    port: 8085
-                    database: shipping
+                  - name: refused-service
+                    port: FREE
+                    database: refused
                     produces:
-                      exchange: shipping
+                      exchange: refused
                       events: [InventoryReserved]
-                      relay: {name: outbox-relay, port: 8086, slot: outbox_relay_shipping}
+                      relay: {name: outbox-relay, port: FREE2, slot: outbox_relay_refused}
                 """)).singleElement().asString().contains("name 'outbox-relay' is taken by outbox-relay");
-        assertThatThrownBy(() -> Catalog.parse(catalogText() + "\n    prot: 8085\n"))
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: refused
+                    produces:
+                      exchange: refused
+                      events: [RefusalSent]
+                      relay: {name: outbox-relay-refused, port: FREE2, slot: outbox_relay_refused}
+                """)).as("a type of its own needs its schema in its module").singleElement().asString()
+                .contains("unknown event type 'RefusalSent'");
+        assertThatThrownBy(() -> Catalog.parse(catalogText() + "\n    prot: 8085\n", ROOT, Set.of()))
                 .as("an unknown key (a misspelt one) is an error, not dropped")
                 .hasMessageContaining("prot");
     }
 
+    /** The problems of the catalog with this entry added; FREE and FREE2 stand for ports no service has. */
     private static List<String> problems(String entry) {
         try {
-            Catalog.parse(catalogText() + "\n" + entry);
+            int free = Catalog.load(ROOT).nextFreePort();
+            Catalog.parse(catalogText() + "\n" + entry.replace("FREE2", String.valueOf(free + 1)).replace("FREE", String.valueOf(free)),
+                    ROOT, Set.of());
             return List.of();
         } catch (Catalog.InvalidCatalogException e) {
             return e.problems();

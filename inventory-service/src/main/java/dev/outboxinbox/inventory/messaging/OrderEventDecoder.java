@@ -3,11 +3,11 @@ package dev.outboxinbox.inventory.messaging;
 import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.OrderEvent;
-import dev.outboxinbox.inbox.MessageDecoder;
 import dev.outboxinbox.inbox.NotReadableYetException;
-import dev.outboxinbox.inbox.RejectedMessageException;
-import jakarta.enterprise.context.ApplicationScoped;
+import dev.outboxinbox.inbox.contract.ContractDecoder;
+import jakarta.inject.Singleton;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -19,11 +19,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * event id is the message id. Every version of OrderCreated comes out as the newest record (v1 upcast
  * to v2), so the handlers know one shape.
  */
-@ApplicationScoped
-class OrderEventDecoder implements MessageDecoder<OrderEvent> {
-
-    /** The OrderCreated versions this instance reads: every one the contract has, unless told fewer. */
-    private final Set<Integer> orderCreatedVersions;
+@Singleton
+class OrderEventDecoder extends ContractDecoder<OrderEvent> {
 
     /**
      * @param versions {@code inventory.order-created-versions} (INVENTORY_ORDER_CREATED_VERSIONS): fewer versions
@@ -32,25 +29,19 @@ class OrderEventDecoder implements MessageDecoder<OrderEvent> {
      *                 upgraded instance ({@link NotReadableYetException})
      */
     OrderEventDecoder(@ConfigProperty(name = "inventory.order-created-versions") Optional<List<Integer>> versions) {
-        Set<Integer> known = EventSchema.versions(OrderCreated.TYPE);
-        orderCreatedVersions = versions.<Set<Integer>>map(TreeSet::new).orElse(known);
-        if (!known.containsAll(orderCreatedVersions)) {
-            throw new IllegalArgumentException("inventory.order-created-versions (INVENTORY_ORDER_CREATED_VERSIONS) is "
-                    + orderCreatedVersions + ", but OrderCreated has only versions " + known);
-        }
+        super(OrderEvent.class, narrowed(versions));
     }
 
-    @Override
-    public OrderEvent decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
-        try {
-            return OrderCreated.TYPE.equals(type)
-                    ? EventSchema.decode(messageId, type, schemaVersion, body, OrderEvent.class, orderCreatedVersions)
-                    : EventSchema.decode(messageId, type, schemaVersion, body, OrderEvent.class);
-        } catch (EventSchema.NewerVersionException e) {
-            // Not poison: an upgraded instance reads it. Held, so that nothing of its aggregate overtakes it.
-            throw new NotReadableYetException(e.getMessage());
-        } catch (EventSchema.InvalidEventException e) {
-            throw new RejectedMessageException(e.getMessage());
+    private static Map<String, Set<Integer>> narrowed(Optional<List<Integer>> versions) {
+        if (versions.isEmpty()) {
+            return Map.of();
         }
+        Set<Integer> reads = new TreeSet<>(versions.get());
+        Set<Integer> known = EventSchema.versions(OrderCreated.TYPE);
+        if (!known.containsAll(reads)) {
+            throw new IllegalArgumentException("inventory.order-created-versions (INVENTORY_ORDER_CREATED_VERSIONS) is "
+                    + reads + ", but OrderCreated has only versions " + known);
+        }
+        return Map.of(OrderCreated.TYPE, reads);
     }
 }

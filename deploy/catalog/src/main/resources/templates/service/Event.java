@@ -1,0 +1,43 @@
+package {{package}}.events;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import dev.outboxinbox.events.Event;
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * Version 1 of {{type}} (src/main/resources/schemas/{{type}}.v1.json), which {{name}} sends through its
+ * outbox to the exchange {{exchange}}: about {@code subjectId}, caused by the event {@code causeId}. Made by
+ * deploy/new-service with placeholder fields: give it its own. Another service can consume it once it
+ * is in the contract (shared-events/contract: this record, its schema, EventSchema; ADD-A-SERVICE.md).
+ */
+public record {{type}}(UUID eventId, String subjectId, UUID causeId, Instant occurredAt) implements Event {
+
+    public static final String TYPE = "{{type}}";
+    public static final int SCHEMA_VERSION = 1;
+    public static final String AGGREGATE_TYPE = "{{exchange}}";
+
+    @Override
+    @JsonIgnore
+    public String eventType() {
+        return TYPE;
+    }
+
+    @Override
+    @JsonIgnore
+    public int schemaVersion() {
+        return SCHEMA_VERSION;
+    }
+
+    @Override
+    @JsonIgnore
+    public String aggregateType() {
+        return AGGREGATE_TYPE;
+    }
+
+    @Override
+    @JsonIgnore
+    public String aggregateId() {
+        return subjectId;
+    }
+}
