@@ -42,6 +42,15 @@ load_env() {
     export RABBITMQ_HOST=${RABBITMQ_HOST:-127.0.0.1} RABBITMQ_PORT=${RABBITMQ_PORT:-5672}
 }
 
+# deploy/postgres/create-databases.sql reads the passwords from the environment with \getenv: psql 15 or newer.
+require_psql_15() {
+    local version
+    version=$(psql --version 2>/dev/null | sed -nE 's/^psql \(PostgreSQL\) ([0-9]+).*/\1/p')
+    [[ -n $version ]] || die "psql not found: deploy/local needs PostgreSQL's psql client, 15 or newer"
+    ((version >= 15)) || die "psql $version: deploy/local needs psql 15 or newer (create-databases.sql reads the" \
+        "passwords with \\getenv); install PostgreSQL 15's client (Debian/Ubuntu: postgresql-client-15; macOS: brew install postgresql@15)"
+}
+
 # The topology into the local broker. Through standard input: given a path, the broker node reads
 # the file as its own user, which cannot read a checkout in a private home directory.
 import_broker_definitions() {
@@ -101,7 +110,7 @@ pid_of() {
 
 is_ready() { curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$(port_of "$1")/q/health/ready"; }
 
-# GET or POST as one of the operations users (README, "Operations"): as_user <operator|monitor> <curl arguments…>.
+# GET or POST as one of the operations users (deploy/OPERATIONS.md, "Operations"): as_user <operator|monitor> <curl arguments…>.
 # The password goes to curl on standard input, never on its command line (where ps shows it).
 as_user() {
     local user=$1 password; shift

@@ -1,6 +1,5 @@
 package {{package}}.events;
 
-import com.fasterxml.jackson.annotation.JsonIgnore;
 import dev.outboxinbox.events.Event;
 import java.time.Instant;
 import java.util.UUID;
@@ -10,6 +9,8 @@ import java.util.UUID;
  * outbox to the exchange {{exchange}}: about {@code subjectId}, caused by the event {@code causeId}. Made by
  * deploy/new-service with placeholder fields: give it its own. Another service can consume it once it
  * is in the contract (shared-events/contract: this record, its schema, EventSchema; ADD-A-SERVICE.md).
+ * Type, version, exchange and aggregate id travel as message properties, not in the payload: {@link Event}
+ * keeps these methods out of the JSON.
  */
 public record {{type}}(UUID eventId, String subjectId, UUID causeId, Instant occurredAt) implements Event {
 
@@ -18,25 +19,21 @@ public record {{type}}(UUID eventId, String subjectId, UUID causeId, Instant occ
     public static final String AGGREGATE_TYPE = "{{exchange}}";
 
     @Override
-    @JsonIgnore
     public String eventType() {
         return TYPE;
     }
 
     @Override
-    @JsonIgnore
     public int schemaVersion() {
         return SCHEMA_VERSION;
     }
 
     @Override
-    @JsonIgnore
     public String aggregateType() {
         return AGGREGATE_TYPE;
     }
 
     @Override
-    @JsonIgnore
     public String aggregateId() {
         return subjectId;
     }

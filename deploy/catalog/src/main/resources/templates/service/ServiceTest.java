@@ -4,7 +4,6 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
@@ -12,19 +11,18 @@ import dev.outboxinbox.events.Event;
 import dev.outboxinbox.events.EventExamples;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.testing.AsTheRelay;
 import dev.outboxinbox.testing.FreshDatabaseResource;
 import dev.outboxinbox.testing.RealServices;
 import io.quarkus.test.common.ResourceArg;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -80,19 +78,9 @@ class {{Stem}}ServiceTest {
         assertThat(count("SELECT count(*) FROM received_events WHERE event_id = ?", event.eventId())).isZero();
     }
 
-    /** As outbox-relay publishes an event of its producer's outbox. */
+    /** As outbox-relay publishes its producer's events. */
     private static void publish(Event event, String body) throws Exception {
-        try (Connection connection = connection(); Channel channel = connection.createChannel()) {
-            channel.confirmSelect();
-            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                    .messageId(event.eventId().toString()).type(event.eventType()).contentType(MessageHeaders.CONTENT_TYPE)
-                    .headers(Map.of(MessageHeaders.SCHEMA_VERSION, event.schemaVersion(),
-                            MessageHeaders.AGGREGATE_TYPE, event.aggregateType(), MessageHeaders.AGGREGATE_ID, event.aggregateId(),
-                            MessageHeaders.COMMITTED_AT, System.currentTimeMillis()))
-                    .deliveryMode(2).build();
-            channel.basicPublish(event.aggregateType(), event.eventType(), true, properties, body.getBytes(StandardCharsets.UTF_8));
-            channel.waitForConfirmsOrDie(10_000);
-        }
+        AsTheRelay.publish(RealServices.rabbitMq().connectionFactory(VIRTUAL_HOST), event, body);
     }
 
     private static List<GetResponse> takeDeadLetters() throws Exception {

@@ -5,23 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.events.Event;
-import dev.outboxinbox.events.EventJson;
 import dev.outboxinbox.events.InventoryRejected;
 import dev.outboxinbox.events.InventoryReserved;
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.testing.AsTheRelay;
 import dev.outboxinbox.testing.BrokerControl;
 import dev.outboxinbox.testing.OperationsAuth;
 import dev.outboxinbox.testing.Prometheus;
 import dev.outboxinbox.testing.RealServices;
 import jakarta.inject.Inject;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -163,18 +161,7 @@ class InventoryRepliesTest {
 
     /** As outbox-relay publishes an event of inventory's outbox. */
     static void publish(Event event) throws Exception {
-        try (Connection connection = connection(); Channel channel = connection.createChannel()) {
-            channel.confirmSelect();
-            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                    .messageId(event.eventId().toString()).type(event.eventType()).contentType(MessageHeaders.CONTENT_TYPE)
-                    .headers(Map.of(MessageHeaders.SCHEMA_VERSION, event.schemaVersion(),
-                            MessageHeaders.AGGREGATE_TYPE, event.aggregateType(), MessageHeaders.AGGREGATE_ID, event.aggregateId(),
-                            MessageHeaders.COMMITTED_AT, System.currentTimeMillis()))
-                    .deliveryMode(2).build();
-            channel.basicPublish(event.aggregateType(), event.eventType(), true, properties,
-                    EventJson.write(event).getBytes(StandardCharsets.UTF_8));
-            channel.waitForConfirmsOrDie(10_000);
-        }
+        AsTheRelay.publish(RealServices.rabbitMq().connectionFactory(OrderServiceTest.VIRTUAL_HOST), event);
     }
 
     static List<GetResponse> takeDeadLetters() throws Exception {

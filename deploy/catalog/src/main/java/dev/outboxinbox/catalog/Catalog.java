@@ -30,10 +30,20 @@ public record Catalog(Relay relay, List<Service> services) {
     /** A service's name: a DNS label (compose and Kubernetes use it as a host name) ending in -service. */
     static final Pattern SERVICE_NAME = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*-service");
     static final Pattern RELAY_NAME = Pattern.compile("outbox-relay(-[a-z0-9]+)*");
-    private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]*");
+    /** A PostgreSQL identifier that needs no quoting, within its 63 bytes. */
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z][a-z0-9_]{0,62}");
+    /** An exchange or queue prefix of the system's own: a dotted lower-case name, not the broker's amq.* */
+    private static final Pattern BROKER_NAME = Pattern.compile("(?!amq\\.)[a-z][a-z0-9-]*(\\.[a-z0-9-]+)*");
+    /** What an environment value may hold: it is sourced by bash (deploy/local) and read by compose, unquoted there. */
+    private static final Pattern SAFE_VALUE = Pattern.compile("[A-Za-z0-9_./:{}@,+=-]*");
+    /** Databases every PostgreSQL has. */
+    private static final Set<String> RESERVED_DATABASES = Set.of("postgres", "template0", "template1");
     private static final Pattern VARIABLE = Pattern.compile("[A-Z][A-Z0-9_]*");
-    /** Ports the system's other parts listen on, on a developer's machine: PostgreSQL, RabbitMQ and its UI, the observability profile. */
-    static final Set<Integer> RESERVED_PORTS = Set.of(5432, 5672, 15672, 9090, 16686, 4317, 4318, 3000);
+    /**
+     * Ports the system's other parts listen on, on a developer's machine: PostgreSQL, RabbitMQ and its UI, the
+     * observability profile, deploy/local/demo's controls.
+     */
+    static final Set<Integer> RESERVED_PORTS = Set.of(5432, 5672, 15672, 9090, 16686, 4317, 4318, 3000, 8090);
 
     /** The relay: one role, one offsets database, one module; an instance per producing service. */
     public record Relay(String module, String role, String database, String dbPassword, String brokerPassword, String about) {
@@ -248,11 +258,14 @@ public record Catalog(Relay relay, List<Service> services) {
         Map<String, String> queues = new HashMap<>();
         Map<String, String> exchanges = new HashMap<>();
         Map<String, String> slots = new HashMap<>();
+        // Each password its own: a service must never share another's (or the relay's) secret.
+        Map<String, String> passwords = new HashMap<>(Map.of(relay.dbPassword(), "the relay", relay.brokerPassword(), "the relay"));
         for (Service service : services) {
             String name = service.name();
-            if (name == null || !SERVICE_NAME.matcher(name).matches()) {
+            if (name == null || !SERVICE_NAME.matcher(name).matches() || name.length() > 40) {
                 problems.add("service name '" + name + "': lower-case letters, digits and dashes, starting with a letter"
-                        + " and ending in -service (it is a host name in compose and Kubernetes), e.g. shipping-service");
+                        + " and ending in -service, 40 characters at most (it is a host name in compose and Kubernetes, and"
+                        + " its relay's is outbox-relay-<name>), e.g. shipping-service");
                 continue;
             }
             taken(problems, names, name, name, "name");
@@ -263,6 +276,9 @@ public record Catalog(Relay relay, List<Service> services) {
             }
             if (service.database() == null || !IDENTIFIER.matcher(service.database()).matches()) {
                 problems.add(name + ": database '" + service.database() + "': a lower-case identifier, e.g. " + service.stem().replace('-', '_'));
+            } else if (RESERVED_DATABASES.contains(service.database())) {
+                problems.add(name + ": database '" + service.database() + "' is PostgreSQL's own: choose another, e.g. "
+                        + service.stem().replace('-', '_'));
             } else {
                 taken(problems, databases, service.database(), name, "database");
             }
@@ -271,10 +287,16 @@ public record Catalog(Relay relay, List<Service> services) {
             } else {
                 taken(problems, roles, service.role(), name, "role");
             }
-            taken(problems, prefixes, service.owns(), name, "queue prefix (owns)");
+            if (!BROKER_NAME.matcher(service.owns()).matches()) {
+                problems.add(name + ": owns '" + service.owns() + "': a lower-case name (dots between parts), not amq.*");
+            } else {
+                taken(problems, prefixes, service.owns(), name, "queue prefix (owns)");
+            }
             for (String variable : List.of(service.dbPassword(), service.brokerPassword())) {
                 if (!VARIABLE.matcher(variable).matches()) {
                     problems.add(name + ": password variable '" + variable + "': upper-case letters, digits and _");
+                } else {
+                    taken(problems, passwords, variable, name, "password variable");
                 }
             }
             for (Channel channel : service.consumes()) {
@@ -292,13 +314,15 @@ public record Catalog(Relay relay, List<Service> services) {
                     problems.add(name + ": queue " + channel.queue() + ": partitions between 0 (one queue) and 64");
                 }
             }
-            if (service.consumes().stream().filter(c -> c.partitions() > 0).count() > 1) {
-                problems.add(name + ": only one partitioned queue per service (its instances share one set of partitions)");
+            if (service.consumes().size() > 1) {
+                problems.add(name + ": consumes " + service.consumes().size() + " queues: one inbox channel per service for now"
+                        + " (the inbox library reads one queue, inbox.queue); consume the others in a service of their own");
             }
             Produces produces = service.produces();
             if (produces != null) {
-                if (produces.exchange() == null || produces.exchange().isBlank()) {
-                    problems.add(name + ": produces: the exchange its relay publishes to (the events' aggregate type)");
+                if (produces.exchange() == null || !BROKER_NAME.matcher(produces.exchange()).matches()) {
+                    problems.add(name + ": produces: exchange '" + produces.exchange() + "': the exchange its relay publishes to"
+                            + " (the events' aggregate type), a lower-case name, not amq.*");
                 } else {
                     taken(problems, exchanges, produces.exchange(), name, "exchange");
                 }
@@ -322,9 +346,16 @@ public record Catalog(Relay relay, List<Service> services) {
                     }
                 }
             }
-            for (String variable : service.environment().keySet()) {
-                if (!VARIABLE.matcher(variable).matches()) {
-                    problems.add(name + ": environment variable '" + variable + "': upper-case letters, digits and _");
+            for (Map.Entry<String, String> variable : service.environment().entrySet()) {
+                if (!VARIABLE.matcher(variable.getKey()).matches()) {
+                    problems.add(name + ": environment variable '" + variable.getKey() + "': upper-case letters, digits and _");
+                }
+                String kubernetes = service.kubernetes().environment().get(variable.getKey());
+                for (String value : kubernetes == null ? List.of(variable.getValue()) : List.of(variable.getValue(), kubernetes)) {
+                    if (value == null || !SAFE_VALUE.matcher(value).matches()) {
+                        problems.add(name + ": " + variable.getKey() + "='" + value + "': letters, digits and _./:{}@,+=- only"
+                                + " (deploy/local sources it and compose reads it unquoted; a secret goes in .env, not here)");
+                    }
                 }
             }
             for (String variable : service.kubernetes().environment().keySet()) {
@@ -340,6 +371,17 @@ public record Catalog(Relay relay, List<Service> services) {
                 if (channel.exchange() != null && !knownExchanges.contains(channel.exchange())) {
                     problems.add(service.name() + ": queue " + channel.queue() + " binds to exchange '" + channel.exchange()
                             + "', which no service produces (one of " + knownExchanges + ")");
+                } else if (channel.exchange() != null && channel.events() != null) {
+                    List<String> published = services.stream().filter(s -> s.produces() != null
+                            && channel.exchange().equals(s.produces().exchange())).findFirst()
+                            .map(s -> s.produces().events()).orElse(List.of());
+                    for (String event : channel.events()) {
+                        if (!published.contains(event) && !EventSchema.versions(event).isEmpty()) {
+                            problems.add(service.name() + ": queue " + channel.queue() + " takes " + event + " from '"
+                                    + channel.exchange() + "', where it is not published (" + channel.exchange() + " carries "
+                                    + published + ")");
+                        }
+                    }
                 }
             }
             for (Map.Entry<String, String> variable : service.environment().entrySet()) {

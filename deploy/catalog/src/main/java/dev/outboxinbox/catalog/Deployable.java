@@ -19,8 +19,8 @@ public record Deployable(String name, String module, int port, boolean relay, St
     /** {url:order-service}: that deployable's HTTP address, as the form reaches it. */
     static final Pattern URL = Pattern.compile("\\{url:([a-z0-9-]+)}");
     static final String PUBLICATION = "outbox_publication";
-    private static final String TRACES = "Traces go to the trace collector, when OTEL_SDK_DISABLED=false (README, \"Trace an order\").";
-    private static final String DOOR = "The operations endpoints' and /q/metrics' door (README, \"Operations\"): operator and monitor.";
+    private static final String TRACES = "Traces go to the trace collector, when OTEL_SDK_DISABLED=false (deploy/OPERATIONS.md, \"Watch it\").";
+    private static final String DOOR = "The operations endpoints' and /q/metrics' door (deploy/OPERATIONS.md, \"Operations\"): operator and monitor.";
 
     /** An environment variable: a value (with placeholders), a password from .env, a setting from .env, or the pod's name. */
     public record Variable(String name, Kind kind, String value, String kubernetesValue, String comment) {

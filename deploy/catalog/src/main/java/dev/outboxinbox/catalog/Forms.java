@@ -206,8 +206,8 @@ public final class Forms {
             comment(env, "            ", variable.comment());
             env.append("            - name: ").append(variable.name()).append('\n');
             switch (variable.kind()) {
-                case VALUE -> env.append("              value: ").append(quoted(variable.kubernetesValue() != null
-                        ? variable.kubernetesValue() : Form.KUBERNETES.fill(variable.value(), catalog))).append('\n');
+                case VALUE -> env.append("              value: ").append(quoted(Form.KUBERNETES.fill(
+                        variable.kubernetesValue() != null ? variable.kubernetesValue() : variable.value(), catalog))).append('\n');
                 case SETTING -> env.append("              value: ").append(quoted(variable.kubernetesValue())).append('\n');
                 case SECRET -> env.append("              valueFrom:\n                secretKeyRef: {name: outbox-inbox-credentials, key: ")
                         .append(variable.value()).append("}\n");
@@ -446,7 +446,7 @@ public final class Forms {
     String prometheus() {
         StringBuilder out = new StringBuilder("""
                 # Prometheus for `docker compose --profile observability up`: scrapes each service's /q/metrics, as the
-                # monitor (README, "Operations"; docker-compose.yml writes its password to the file from MONITOR_PASSWORD).
+                # monitor (deploy/OPERATIONS.md, "Operations"; docker-compose.yml writes its password to the file from MONITOR_PASSWORD).
                 # The job names are the services' names; the dashboard (grafana/dashboards/pipeline.json) reads them.
                 """).append("# ").append(GENERATED).append("\n").append("""
                 global:

@@ -25,6 +25,16 @@ public final class NewService {
     /** A new event type's name: an upper-case letter, then letters and digits (ShipmentRequested). */
     private static final Pattern TYPE = Pattern.compile("[A-Z][A-Za-z0-9]{2,63}");
     private static final Pattern CONSUMED = Pattern.compile("([a-z][a-z0-9.-]*):([A-Z][A-Za-z0-9]*)");
+    /** Java's keywords and literals: a package named after the service (dev.outboxinbox.&lt;stem&gt;) cannot be one. */
+    private static final Set<String> JAVA_KEYWORDS = Set.of("abstract", "assert", "boolean", "break", "byte", "case", "catch",
+            "char", "class", "const", "continue", "default", "do", "double", "else", "enum", "extends", "final", "finally",
+            "float", "for", "goto", "if", "implements", "import", "instanceof", "int", "interface", "long", "native", "new",
+            "package", "private", "protected", "public", "return", "short", "static", "strictfp", "super", "switch",
+            "synchronized", "this", "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false",
+            "null", "var", "record", "yield", "sealed", "permits");
+    /** The names the module's own classes and imports take. */
+    private static final Set<String> TAKEN_TYPES = Set.of("Event", "ReceivedEvent", "Instant", "UUID", "Inbox", "InboxMetadata",
+            "OutboxEmitter", "EventIds");
 
     /** What was asked for, checked. */
     record Request(String name, Map<String, List<String>> consumes, List<String> produces, Integer port) {
@@ -141,6 +151,11 @@ public final class NewService {
             throw new Refused("'" + name + "' is not a service name: lower-case letters, digits and dashes, starting with a letter"
                     + " and ending in -service (it is a host name in compose and Kubernetes), e.g. shipping-service");
         }
+        String stem = name.substring(0, name.length() - "-service".length());
+        if (JAVA_KEYWORDS.contains(stem.replace("-", "")) || Character.isDigit(stem.replace("-", "").charAt(0))) {
+            throw new Refused("'" + name + "' would make the Java package dev.outboxinbox." + stem.replace("-", "")
+                    + ", and '" + stem.replace("-", "") + "' is a Java keyword: choose another name");
+        }
         if (consumes.isEmpty()) {
             throw new Refused("--consumes: what it takes, EXCHANGE:Type (e.g. orders:OrderCreated). A service that only"
                     + " produces needs its own trigger (an HTTP resource, a schedule), which this command does not write");
@@ -150,12 +165,13 @@ public final class NewService {
                     + " (one inbox channel per service); consume the others in a service of their own");
         }
         for (String type : produces) {
-            if (!TYPE.matcher(type).matches()) {
-                throw new Refused("--produces " + type + ": an event type's name, e.g. ShipmentRequested");
+            if (!TYPE.matcher(type).matches() || TAKEN_TYPES.contains(type)) {
+                throw new Refused("--produces " + type + ": an event type's name of its own (not " + TAKEN_TYPES
+                        + ", which the module's code uses), e.g. " + new Request(name, Map.of(), List.of(), null).camel() + "Requested");
             }
             if (!EventSchema.versions(type).isEmpty()) {
                 throw new Refused("--produces " + type + ": the contract's already, and its producer's; a service sends events"
-                        + " of its own: name a new type (e.g. " + name.substring(0, 1).toUpperCase() + "Requested)");
+                        + " of its own: name a new type (e.g. " + new Request(name, Map.of(), List.of(), null).camel() + "Requested)");
             }
         }
         if (new LinkedHashSet<>(produces).size() != produces.size()) {
@@ -269,13 +285,16 @@ public final class NewService {
                     }
                 """.formatted(request.camel()));
         values.put("handler-sends", !produces ? "" : """
-                        // Through the outbox, in this transaction: %s publishes it once this commits.
+                        // Through the outbox, in this transaction: %s publishes it once this commits.%s
                         outbox.send(new %s(EventIds.next(), event.aggregateId(), event.eventId(), Instant.now()));
-                """.formatted(service.produces().relay().name(), first));
+                """.formatted(service.produces().relay().name(), request.produces().size() < 2 ? ""
+                : "\n        // The other types it may send (" + String.join(", ", request.produces().subList(1, request.produces().size()))
+                + ") are records in events/, for your effect to send.", first));
         values.put("handler-sends-sentence", !produces ? "" : " and sends a " + first + " through its outbox");
         values.put("test-sends", !produces ? "" : """
-                        assertThat(count("SELECT count(*) FROM outbox WHERE type = '%1$s' AND payload->>'causeId' = ?",
-                                event.eventId().toString())).as("one %1$s in the outbox, for the relay").isOne();
+                        assertThat(count("SELECT count(*) FROM outbox WHERE type = '%1$s' AND payload->>'causeId' = ?"
+                                + " AND NOT jsonb_exists_any(payload, array['eventType', 'schemaVersion', 'aggregateType', 'aggregateId'])",
+                                event.eventId().toString())).as("one %1$s in the outbox, its envelope out of its payload").isOne();
                 """.formatted(first));
         values.put("relay-sentence", !produces ? ""
                 : "; its outbox is published by `" + service.produces().relay().name() + "` to the exchange `"

@@ -194,6 +194,42 @@ class CatalogFormsTest {
                       relay: {name: outbox-relay-refused, port: FREE2, slot: outbox_relay_refused}
                 """)).as("a type of its own needs its schema in its module").singleElement().asString()
                 .contains("unknown event type 'RefusalSent'");
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: refused
+                    consumes:
+                      - queue: refused.orders
+                        exchange: orders
+                        events: [InventoryReserved]
+                """)).as("a type its exchange does not carry").singleElement().asString()
+                .contains("takes InventoryReserved from 'orders', where it is not published");
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: postgres
+                    db-password: ORDER_DB_PASSWORD
+                """)).hasSize(2).anySatisfy(p -> assertThat(p).contains("database 'postgres' is PostgreSQL's own"))
+                .anySatisfy(p -> assertThat(p).contains("password variable 'ORDER_DB_PASSWORD' is taken by order-service"));
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: refused
+                    consumes:
+                      - queue: refused.orders
+                        exchange: orders
+                        events: [OrderCreated]
+                      - queue: refused.replies
+                        exchange: inventory
+                        events: [InventoryReserved]
+                """)).singleElement().asString().contains("one inbox channel per service");
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: refused
+                    environment:
+                      GREETING: "$(rm -rf ~)"
+                """)).singleElement().asString().contains("GREETING=", "deploy/local sources it");
         assertThatThrownBy(() -> Catalog.parse(catalogText() + "\n    prot: 8085\n", ROOT, Set.of()))
                 .as("an unknown key (a misspelt one) is an error, not dropped")
                 .hasMessageContaining("prot");

@@ -97,6 +97,10 @@ class NewServiceTest {
                 .hasMessageContaining("one exchange per service");
         assertThatThrownBy(() -> NewService.parse(new String[] {"parcel-service", "--consumes", "orders:OrderCreated", "--produces", "InventoryReserved"}))
                 .hasMessageContaining("the contract's already");
+        assertThatThrownBy(() -> NewService.parse(new String[] {"new-service", "--consumes", "orders:OrderCreated"}))
+                .hasMessageContaining("'new' is a Java keyword");
+        assertThatThrownBy(() -> NewService.parse(new String[] {"parcel-service", "--consumes", "orders:OrderCreated", "--produces", "Event"}))
+                .hasMessageContaining("which the module's code uses").hasMessageContaining("ParcelRequested");
 
         Path root = checkout();
         String before = Files.readString(root.resolve(Catalog.FILE));

@@ -15,7 +15,7 @@ public interface DemoConfig {
 
     /**
      * DEMO_ENABLED: off unless asked for. The page's state shows anyone what the monitor may read (the
-     * others' metrics, dead letters' ids and reasons; README, "Operations"), so it belongs to the demo
+     * others' metrics, dead letters' ids and reasons; deploy/OPERATIONS.md, "Operations"), so it belongs to the demo
      * (compose, deploy/local), not to a deployment (Kubernetes leaves it off).
      */
     @WithDefault("false")

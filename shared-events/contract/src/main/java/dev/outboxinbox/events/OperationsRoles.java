@@ -1,7 +1,7 @@
 package dev.outboxinbox.events;
 
 /**
- * The two roles every service's operations endpoints and {@code /q/metrics} answer to (README,
+ * The two roles every service's operations endpoints and {@code /q/metrics} answer to (deploy/OPERATIONS.md,
  * "Operations"), and how a refusal reads, the same in every service: the libraries put the roles on
  * their endpoints, each service says who holds them and renders the refusal as its problem document.
  */

@@ -25,7 +25,7 @@ public record OrderCreated(UUID eventId, UUID orderId, String customerId, String
         implements OrderEvent {
 
     public static final String TYPE = "OrderCreated";
-    /** The version order-service writes unless told otherwise (README, "Changing an event, deploy by deploy"). */
+    /** The version order-service writes unless told otherwise (deploy/OPERATIONS.md, "Changing an event, deploy by deploy"). */
     public static final int SCHEMA_VERSION = 2;
 
     /** Bounds shared by the producer's input validation and the schema, so the two cannot disagree. */
@@ -70,7 +70,7 @@ public record OrderCreated(UUID eventId, UUID orderId, String customerId, String
 
     /**
      * This order as version 1, for a producer pinned to it while consumers that read only version 1
-     * still run (README, "Changing an event, deploy by deploy").
+     * still run (deploy/OPERATIONS.md, "Changing an event, deploy by deploy").
      *
      * @throws IllegalStateException if the order says what version 1 cannot: a currency other than
      *                               {@value #DEFAULT_CURRENCY}, or a price (order-service refuses such a request first)

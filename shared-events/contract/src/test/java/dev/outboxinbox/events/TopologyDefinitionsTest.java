@@ -84,12 +84,11 @@ class TopologyDefinitionsTest {
 
     @Test
     void theBindingsRouteAnOrdersEventsToInventoryAndDeadLettersToTheirQueue() {
+        // Inventory's bindings to the orders exchange (other services may bind their own queues there too).
         assertThat(DEFINITIONS.get("bindings"))
-                .filteredOn(b -> b.get("source").asText().equals(Topology.ORDERS_EXCHANGE))
-                .allSatisfy(binding -> {
-                    assertThat(binding.get("destination").asText()).isEqualTo(Topology.INVENTORY_QUEUE);
-                    assertThat(binding.get("destination_type").asText()).isEqualTo("exchange");
-                })
+                .filteredOn(b -> b.get("source").asText().equals(Topology.ORDERS_EXCHANGE)
+                        && b.get("destination").asText().equals(Topology.INVENTORY_QUEUE))
+                .allSatisfy(binding -> assertThat(binding.get("destination_type").asText()).isEqualTo("exchange"))
                 .extracting(b -> b.get("routing_key").asText())
                 .containsExactlyInAnyOrderElementsOf(Topology.INVENTORY_BINDINGS)
                 .contains(Topology.INVENTORY_BINDING);
@@ -131,8 +130,8 @@ class TopologyDefinitionsTest {
         assertThat(new ObjectMapper().convertValue(named("queues", Topology.ORDER_DEAD_LETTER_QUEUE).get("arguments"), Map.class))
                 .isEqualTo(Topology.deadLetterQueueArguments());
         assertThat(DEFINITIONS.get("bindings"))
-                .filteredOn(b -> b.get("source").asText().equals(Topology.INVENTORY_EXCHANGE))
-                .allSatisfy(b -> assertThat(b.get("destination").asText()).isEqualTo(Topology.ORDER_REPLIES_QUEUE))
+                .filteredOn(b -> b.get("source").asText().equals(Topology.INVENTORY_EXCHANGE)
+                        && b.get("destination").asText().equals(Topology.ORDER_REPLIES_QUEUE))
                 .extracting(b -> b.get("routing_key").asText())
                 .containsExactlyInAnyOrderElementsOf(Topology.ORDER_REPLIES_BINDINGS);
         assertThat(DEFINITIONS.get("bindings")).anySatisfy(binding -> {
