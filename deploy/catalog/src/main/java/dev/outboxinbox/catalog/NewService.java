@@ -91,8 +91,8 @@ public final class NewService {
             Generate.main(new String[] {root.toString()});
             System.out.printf("""
                     [new-service] next:
-                      ./mvnw -B -ntp install -pl %1$s -am
-                          build it and run its tests (against the real RabbitMQ and PostgreSQL: README, "Run the tests")
+                      ./mvnw -B -ntp -q install -DskipTests && ./mvnw -B -ntp verify -pl %1$s
+                          build everything, then run its tests (against the real RabbitMQ and PostgreSQL: README, "Run the tests")
                       deploy/local/up
                           start it with the others; deploy/local/status shows it
                       %1$s/src/main/java/%3$s/%2$sHandler.java
