@@ -250,6 +250,11 @@ public record Catalog(Relay relay, List<Service> services) {
         if (services == null || services.isEmpty()) {
             return List.of("services: none");
         }
+        if (Stream.of(relay.module(), relay.role(), relay.database(), relay.dbPassword(), relay.brokerPassword()).anyMatch(Objects::isNull)
+                || relay.dbPassword().equals(relay.brokerPassword())) {
+            return List.of("relay: module, role, database, db-password and broker-password are each required, the two passwords"
+                    + " in variables of their own");
+        }
         Map<String, String> names = new HashMap<>();
         Map<Integer, String> ports = new HashMap<>();
         Map<String, String> roles = new HashMap<>(Map.of(relay.role(), "the relay"));
