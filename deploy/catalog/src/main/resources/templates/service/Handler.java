@@ -12,7 +12,8 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
  * What {{name}} does with each event it consumes, once: {@link Inbox} calls this only for a message
  * new to it, inside the transaction that records it in the inbox, and acks after the commit. Throw
  * {@code RejectedMessageException} for a message that can never succeed (dead-lettered with your
- * reason); any other exception is judged by the inbox (an outage is retried, anything else parked).
+ * reason); any other exception is judged by the inbox (an outage is retried, a message at fault is
+ * dead-lettered with its reason).
  */
 @ApplicationScoped
 class {{Stem}}Handler {
