@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxinbox.events.MessageHeaders;
 import dev.outboxinbox.events.Topology;
+import dev.outboxinbox.inbox.ChannelSettings;
 import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHeaders;
 import dev.outboxinbox.inbox.rabbitmq.TopologyDeclarer;
@@ -20,16 +21,18 @@ import org.junit.jupiter.api.Test;
 class InboxWiringTest {
 
     @Inject
-    InboxConfig inbox;
+    InboxConfig config;
 
     @Test
     void theInboxReadsTheContractsQueueWithItsArguments() {
+        // BatchEffects: no channel, so its one stream is inbox.*'s.
+        ChannelSettings inbox = ChannelSettings.ofService(config);
         assertThat(inbox.queue()).isEqualTo(Topology.INVENTORY_QUEUE);
         assertThat(inbox.exchange()).isEqualTo(Topology.ORDERS_EXCHANGE);
         assertThat(inbox.routingKeys()).containsExactlyElementsOf(Topology.INVENTORY_BINDINGS);
-        assertThat(inbox.deadLetterExchangeName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_EXCHANGE);
-        assertThat(inbox.deadLetterQueueName()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
-        assertThat(inbox.retryExchangeName()).isEqualTo(Topology.INVENTORY_RETRY_EXCHANGE);
+        assertThat(inbox.deadLetterExchange()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_EXCHANGE);
+        assertThat(inbox.deadLetterQueue()).isEqualTo(Topology.INVENTORY_DEAD_LETTER_QUEUE);
+        assertThat(inbox.retryExchange()).isEqualTo(Topology.INVENTORY_RETRY_EXCHANGE);
         assertThat(TopologyDeclarer.queueArguments(inbox)).isEqualTo(Topology.inventoryQueueArguments());
         assertThat(inbox.partitioning().count()).isEqualTo(Topology.INVENTORY_PARTITIONS);
         assertThat(inbox.queues()).isEqualTo(Topology.inventoryPartitions());

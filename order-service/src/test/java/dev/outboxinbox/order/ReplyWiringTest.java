@@ -3,7 +3,8 @@ package dev.outboxinbox.order;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxinbox.events.Topology;
-import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.ChannelSettings;
+import dev.outboxinbox.inbox.rabbitmq.InboxConsumers;
 import dev.outboxinbox.inbox.rabbitmq.TopologyDeclarer;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
@@ -17,17 +18,18 @@ import org.junit.jupiter.api.Test;
 class ReplyWiringTest {
 
     @Inject
-    InboxConfig inbox;
+    InboxConsumers consumers;
 
     @Test
     void theInboxReadsTheContractsReplyQueueWithItsArguments() {
-        assertThat(inbox.consumer()).isEqualTo("order-service");
+        ChannelSettings inbox = consumers.channel("inventory-replies").orElseThrow().settings();
+        assertThat(inbox.consumer()).as("the inbox key of every reply taken so far").isEqualTo("order-service");
         assertThat(inbox.queue()).isEqualTo(Topology.ORDER_REPLIES_QUEUE);
         assertThat(inbox.exchange()).isEqualTo(Topology.INVENTORY_EXCHANGE);
         assertThat(inbox.routingKeys()).containsExactlyInAnyOrderElementsOf(Topology.ORDER_REPLIES_BINDINGS);
-        assertThat(inbox.deadLetterExchangeName()).isEqualTo(Topology.ORDER_DEAD_LETTER_EXCHANGE);
-        assertThat(inbox.deadLetterQueueName()).isEqualTo(Topology.ORDER_DEAD_LETTER_QUEUE);
-        assertThat(inbox.retryExchangeName()).isEqualTo(Topology.ORDER_RETRY_EXCHANGE);
+        assertThat(inbox.deadLetterExchange()).isEqualTo(Topology.ORDER_DEAD_LETTER_EXCHANGE);
+        assertThat(inbox.deadLetterQueue()).isEqualTo(Topology.ORDER_DEAD_LETTER_QUEUE);
+        assertThat(inbox.retryExchange()).isEqualTo(Topology.ORDER_RETRY_EXCHANGE);
         assertThat(TopologyDeclarer.queueArguments(inbox)).isEqualTo(Topology.orderRepliesQueueArguments());
     }
 }

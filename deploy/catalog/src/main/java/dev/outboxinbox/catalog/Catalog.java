@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,8 @@ public record Catalog(Relay relay, List<Service> services) {
     /** Databases every PostgreSQL has. */
     private static final Set<String> RESERVED_DATABASES = Set.of("postgres", "template0", "template1");
     private static final Pattern VARIABLE = Pattern.compile("[A-Z][A-Z0-9_]*");
+    /** A SmallRye channel's name here: it is part of configuration keys and environment variables. */
+    private static final Pattern CHANNEL_NAME = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*");
     /**
      * Ports the system's other parts listen on, on a developer's machine: PostgreSQL, RabbitMQ and its UI, the
      * observability profile, deploy/local/demo's controls.
@@ -91,24 +94,49 @@ public record Catalog(Relay relay, List<Service> services) {
             return kubernetes != null ? kubernetes : new Kubernetes(null, null, null);
         }
 
-        public String deadLetterExchange() {
-            return owns() + ".dead-letter";
+        /** The fanout exchange in front of a channel's dead-letter queue. */
+        public String deadLetterExchange(Channel channel) {
+            return channel.deadLetterExchange();
         }
 
-        public String retryExchange() {
-            return owns() + ".retry";
+        /** The fanout exchange bound to a channel's queue alone, for redeliveries. */
+        public String retryExchange(Channel channel) {
+            return channel.retryExchange();
         }
     }
 
-    /** An inbox channel: a queue (or its partitions) bound to an exchange for some event types. */
-    public record Channel(String queue, String exchange, List<String> events, Integer partitions) {
+    /**
+     * An inbox channel: a queue (or its partitions) bound to an exchange for some event types, read by the
+     * service's {@code @Incoming("<channel>")} method (its attributes are {@code mp.messaging.incoming.<channel>.*}),
+     * or by its {@code BatchEffects} (then under {@code inbox.*}, and the service has this one channel only). Its
+     * dead letters go through its own fanout exchange and come back through another (the library's defaults,
+     * {@code <queue>.dead-letter} and {@code <queue>.retry}): one shared by two channels would hand each the other's.
+     *
+     * @param channel the SmallRye channel's name; default: the exchange's
+     */
+    public record Channel(String channel, String queue, String exchange, List<String> events, Integer partitions,
+                          String deadLetterExchange, String retryExchange) {
 
         public Channel {
             partitions = partitions != null ? partitions : 0;
         }
 
+        public String name() {
+            return channel != null ? channel : exchange;
+        }
+
         public String deadLetterQueue() {
             return queue + ".dead-letter";
+        }
+
+        @Override
+        public String deadLetterExchange() {
+            return deadLetterExchange != null ? deadLetterExchange : queue + ".dead-letter";
+        }
+
+        @Override
+        public String retryExchange() {
+            return retryExchange != null ? retryExchange : queue + ".retry";
         }
     }
 
@@ -319,9 +347,29 @@ public record Catalog(Relay relay, List<Service> services) {
                     problems.add(name + ": queue " + channel.queue() + ": partitions between 0 (one queue) and 64");
                 }
             }
-            if (service.consumes().size() > 1) {
-                problems.add(name + ": consumes " + service.consumes().size() + " queues: one inbox channel per service for now"
-                        + " (the inbox library reads one queue, inbox.queue); consume the others in a service of their own");
+            Set<String> channels = new HashSet<>();
+            Set<String> ownNames = new HashSet<>();
+            for (Channel channel : service.consumes()) {
+                // A queue outside the prefix is refused above; its derived exchanges would only say it again.
+                if (channel.queue() != null && channel.queue().startsWith(service.owns() + ".")) {
+                    ownNames.add(channel.queue());
+                    for (String own : List.of(channel.deadLetterExchange(), channel.retryExchange())) {
+                        if (!own.startsWith(service.owns() + ".") || !BROKER_NAME.matcher(own).matches()) {
+                            problems.add(name + ": queue " + channel.queue() + ": '" + own + "' is not a name under the"
+                                    + " service's prefix " + service.owns() + ". (its broker user may declare only those)");
+                        } else if (!ownNames.add(own)) {
+                            problems.add(name + ": '" + own + "' is declared by two of its channels: each has its own queue,"
+                                    + " dead-letter exchange and retry exchange");
+                        }
+                    }
+                }
+                if (channel.name() != null && !channels.add(channel.name())) {
+                    problems.add(name + ": two queues are read on the channel '" + channel.name() + "': give each its own"
+                            + " (channel: …, the name of its @Incoming method's channel)");
+                }
+                if (channel.channel() != null && !CHANNEL_NAME.matcher(channel.channel()).matches()) {
+                    problems.add(name + ": channel '" + channel.channel() + "': lower-case letters, digits and -");
+                }
             }
             Produces produces = service.produces();
             if (produces != null) {

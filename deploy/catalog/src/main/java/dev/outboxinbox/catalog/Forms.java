@@ -371,27 +371,29 @@ public final class Forms {
             if (service.consumes().isEmpty()) {
                 continue;
             }
-            exchanges.add(exchange(service.deadLetterExchange(), "fanout", Map.of()));
-            exchanges.add(exchange(service.retryExchange(), "fanout", Map.of()));
             for (Channel channel : service.consumes()) {
+                String deadLetterExchange = service.deadLetterExchange(channel);
+                String retryExchange = service.retryExchange(channel);
+                exchanges.add(exchange(deadLetterExchange, "fanout", Map.of()));
+                exchanges.add(exchange(retryExchange, "fanout", Map.of()));
                 String destinationType;
                 if (channel.partitions() > 0) {
                     destinationType = "exchange";
                     exchanges.add(exchange(channel.queue(), "x-consistent-hash", Map.of("hash-header", MessageHeaders.AGGREGATE_ID)));
                     for (int partition = 0; partition < channel.partitions(); partition++) {
-                        queues.add(queue(channel.queue() + "." + partition, Topology.consumerPartitionArguments(service.deadLetterExchange())));
+                        queues.add(queue(channel.queue() + "." + partition, Topology.consumerPartitionArguments(deadLetterExchange)));
                         bindings.add(binding(channel.queue(), channel.queue() + "." + partition, "queue", "1"));
                     }
                 } else {
                     destinationType = "queue";
-                    queues.add(queue(channel.queue(), Topology.consumerQueueArguments(service.deadLetterExchange())));
+                    queues.add(queue(channel.queue(), Topology.consumerQueueArguments(deadLetterExchange)));
                 }
                 for (String event : channel.events()) {
                     bindings.add(binding(channel.exchange(), channel.queue(), destinationType, event));
                 }
                 queues.add(queue(channel.deadLetterQueue(), Topology.deadLetterQueueArguments()));
-                bindings.add(binding(service.deadLetterExchange(), channel.deadLetterQueue(), "queue", ""));
-                bindings.add(binding(service.retryExchange(), channel.queue(), destinationType, ""));
+                bindings.add(binding(deadLetterExchange, channel.deadLetterQueue(), "queue", ""));
+                bindings.add(binding(retryExchange, channel.queue(), destinationType, ""));
             }
         }
         return "{\n  \"vhosts\": [\n    {\"name\":\"/\"}\n  ],\n"

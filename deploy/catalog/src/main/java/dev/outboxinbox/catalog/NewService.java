@@ -161,8 +161,8 @@ public final class NewService {
                     + " produces needs its own trigger (an HTTP resource, a schedule), which this command does not write");
         }
         if (consumes.size() > 1) {
-            throw new Refused("--consumes names exchanges " + consumes.keySet() + ": one exchange per service for now"
-                    + " (one inbox channel per service); consume the others in a service of their own");
+            throw new Refused("--consumes names exchanges " + consumes.keySet() + ": this command writes one channel, for"
+                    + " one exchange; add the others by hand, a channel each (shared-events/ADD-A-SERVICE.md, \"A second stream\")");
         }
         for (String type : produces) {
             if (!TYPE.matcher(type).matches() || TAKEN_TYPES.contains(type)) {
@@ -252,13 +252,13 @@ public final class NewService {
         values.put("port", String.valueOf(service.port()));
         values.put("database", service.database());
         values.put("role", service.role());
-        values.put("channel", channel.exchange());
+        values.put("channel", channel.name());
         values.put("queue", channel.queue());
         values.put("exchange", channel.exchange());
         values.put("routing-keys", String.join(",", channel.events()));
-        values.put("dead-letter-exchange", service.deadLetterExchange());
+        values.put("dead-letter-exchange", service.deadLetterExchange(channel));
         values.put("dead-letter-queue", channel.deadLetterQueue());
-        values.put("retry-exchange", service.retryExchange());
+        values.put("retry-exchange", service.retryExchange(channel));
         values.put("first-event", channel.events().get(0));
         values.put("outbox-dependency", !produces ? "" : """
                         <dependency>

@@ -48,6 +48,10 @@ class CatalogFormsTest {
                       - queue: %1$s.orders
                         exchange: orders
                         events: [OrderCreated]
+                      - queue: %1$s.replies
+                        channel: inventory-replies
+                        exchange: inventory
+                        events: [InventoryReserved]
                     produces:
                       exchange: %1$s
                       events: [InventoryReserved]
@@ -79,15 +83,20 @@ class CatalogFormsTest {
                 "CREATE DATABASE %1$s OWNER %1$s_service".formatted(stem),
                 "GRANT CONNECT ON DATABASE %1$s TO %1$s_service, outbox_relay;".formatted(stem));
         assertThat(forms.get("deploy/rabbitmq/users")).containsPattern(
-                "%1$s_service +%2$s_BROKER_PASSWORD +\\^\\(orders\\|.*%1$s\\\\\\.\\.\\*\\)\\$ +\\^%1$s\\\\\\.\\.\\*\\$"
+                "%1$s_service +%2$s_BROKER_PASSWORD +\\^\\(orders\\|inventory\\|.*%1$s\\\\\\.\\.\\*\\)\\$ +\\^%1$s\\\\\\.\\.\\*\\$"
                         .formatted(stem, upper))
                 .containsPattern("outbox_relay .*\\^\\(orders\\|inventory\\|.*%s\\|outbox-relay\\\\\\.parked\\)\\$".formatted(stem));
         assertThat(forms.get("deploy/rabbitmq/definitions.json")).contains(
                 "{\"name\":\"%s\",\"vhost\":\"/\",\"type\":\"topic\"".formatted(stem),
                 "{\"name\":\"%s.orders\",\"vhost\":\"/\",\"durable\":true".formatted(stem),
                 "{\"source\":\"orders\",\"vhost\":\"/\",\"destination\":\"%s.orders\",\"destination_type\":\"queue\",\"routing_key\":\"OrderCreated\"".formatted(stem),
-                "{\"source\":\"%1$s.dead-letter\",\"vhost\":\"/\",\"destination\":\"%1$s.orders.dead-letter\"".formatted(stem),
-                "{\"source\":\"%1$s.retry\",\"vhost\":\"/\",\"destination\":\"%1$s.orders\"".formatted(stem));
+                "{\"source\":\"%1$s.orders.dead-letter\",\"vhost\":\"/\",\"destination\":\"%1$s.orders.dead-letter\"".formatted(stem),
+                "{\"source\":\"%1$s.orders.retry\",\"vhost\":\"/\",\"destination\":\"%1$s.orders\"".formatted(stem),
+                // Each channel its own dead-letter and retry exchanges (a shared fanout would mix the two's dead letters).
+                "\"x-dead-letter-exchange\":\"%1$s.replies.dead-letter\"".formatted(stem),
+                "{\"source\":\"%1$s.replies.dead-letter\",\"vhost\":\"/\",\"destination\":\"%1$s.replies.dead-letter\"".formatted(stem),
+                "{\"source\":\"%1$s.replies.retry\",\"vhost\":\"/\",\"destination\":\"%1$s.replies\"".formatted(stem),
+                "{\"source\":\"inventory\",\"vhost\":\"/\",\"destination\":\"%s.replies\",\"destination_type\":\"queue\",\"routing_key\":\"InventoryReserved\"".formatted(stem));
         assertThat(forms.get("deploy/observability/prometheus.yml")).contains("- targets: [\"%s-service:%d\"]".formatted(stem, port),
                 "- targets: [\"outbox-relay-%s:%d\"]".formatted(stem, relayPort));
         assertThat(catalog.nextFreePort()).isEqualTo(relayPort + 1);
@@ -220,9 +229,25 @@ class CatalogFormsTest {
                         exchange: orders
                         events: [OrderCreated]
                       - queue: refused.replies
+                        channel: orders
                         exchange: inventory
                         events: [InventoryReserved]
-                """)).singleElement().asString().contains("one inbox channel per service");
+                """)).singleElement().asString().contains("two queues are read on the channel 'orders'");
+        assertThat(problems("""
+                  - name: refused-service
+                    port: FREE
+                    database: refused
+                    consumes:
+                      - queue: refused.orders
+                        exchange: orders
+                        events: [OrderCreated]
+                        dead-letter-exchange: refused.dead-letter
+                      - queue: refused.replies
+                        exchange: inventory
+                        events: [InventoryReserved]
+                        dead-letter-exchange: refused.dead-letter
+                """)).as("one fanout for two channels' dead letters").singleElement().asString()
+                .contains("'refused.dead-letter' is declared by two of its channels");
         assertThat(problems("""
                   - name: refused-service
                     port: FREE

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -36,19 +37,34 @@ class CatalogMatchesTheServicesTest {
                     "quarkus.http.port", String.valueOf(service.port()),
                     "%prod.quarkus.datasource.username", service.role(),
                     "rabbitmq-username", service.role()));
+            boolean channels = !inboxChannels(properties).isEmpty();
             for (Channel channel : service.consumes()) {
-                expected.put("inbox.queue", channel.queue());
-                expected.put("inbox.exchange", channel.exchange());
-                expected.put("inbox.routing-keys", String.join(",", channel.events()));
-                expected.put("inbox.dead-letter-queue", channel.deadLetterQueue());
-                expected.put("inbox.dead-letter-exchange", service.deadLetterExchange());
-                expected.put("inbox.retry-exchange", service.retryExchange());
-                expected.put("inbox.partitioning.count", String.valueOf(channel.partitions()));
+                // An @Incoming @Inbox service sets each channel's attributes; a BatchEffects one (no channel) inbox.*.
+                String prefix = channels ? "mp.messaging.incoming." + channel.name() + "." : "inbox.";
+                if (channels) {
+                    expected.put(prefix + "connector", "inbox-rabbitmq");
+                }
+                expected.put(prefix + "queue", channel.queue());
+                expected.put(prefix + "exchange", channel.exchange());
+                expected.put(prefix + "routing-keys", String.join(",", channel.events()));
+                expected.put(prefix + "dead-letter-queue", channel.deadLetterQueue());
+                expected.put(prefix + "dead-letter-exchange", service.deadLetterExchange(channel));
+                expected.put(prefix + "retry-exchange", service.retryExchange(channel));
+                expected.put(prefix + "partitioning.count", String.valueOf(channel.partitions()));
             }
             Map<String, String> actual = new TreeMap<>();
             expected.keySet().forEach(key -> actual.put(key, properties.getProperty(key,
-                    key.equals("inbox.partitioning.count") ? "0" : null)));
+                    key.endsWith("partitioning.count") ? "0" : null)));
             assertThat(actual).as("%s in %s and in %s", service.name(), ROOT.relativize(file), Catalog.FILE).isEqualTo(expected);
         }
+    }
+
+    /** The channels bound to the inbox library's connector. */
+    private static List<String> inboxChannels(Properties properties) {
+        return properties.stringPropertyNames().stream()
+                .filter(key -> key.startsWith("mp.messaging.incoming.") && key.endsWith(".connector"))
+                .filter(key -> "inbox-rabbitmq".equals(properties.getProperty(key)))
+                .map(key -> key.substring("mp.messaging.incoming.".length(), key.length() - ".connector".length()))
+                .toList();
     }
 }

@@ -70,7 +70,8 @@ class NewServiceTest {
         assertThat(parcel.produces().relay().port()).isEqualTo(port + 1);
         String properties = Files.readString(root.resolve("parcel-service/src/main/resources/application.properties"));
         assertThat(properties).contains("quarkus.http.port=" + port, "mp.messaging.incoming.orders.connector=inbox-rabbitmq",
-                "inbox.queue=parcel.orders", "inbox.routing-keys=OrderCreated,OrderCancelled", "outbox.publication=");
+                "mp.messaging.incoming.orders.queue=parcel.orders",
+                "mp.messaging.incoming.orders.routing-keys=OrderCreated,OrderCancelled", "outbox.publication=");
         assertThat(Files.readString(root.resolve("parcel-service/src/main/java/dev/outboxinbox/parcel/ParcelHandler.java")))
                 .contains("@Incoming(\"orders\")", "@Inbox", "outbox.send(new ParcelSent(");
     }
@@ -94,7 +95,7 @@ class NewServiceTest {
         assertThatThrownBy(() -> NewService.parse(new String[] {"parcel-service", "--consumes", "OrderCreated"}))
                 .hasMessageContaining("EXCHANGE:Type, e.g. orders:OrderCreated");
         assertThatThrownBy(() -> NewService.parse(new String[] {"parcel-service", "--consumes", "orders:OrderCreated,inventory:InventoryReserved"}))
-                .hasMessageContaining("one exchange per service");
+                .hasMessageContaining("this command writes one channel, for one exchange");
         assertThatThrownBy(() -> NewService.parse(new String[] {"parcel-service", "--consumes", "orders:OrderCreated", "--produces", "InventoryReserved"}))
                 .hasMessageContaining("the contract's already");
         assertThatThrownBy(() -> NewService.parse(new String[] {"new-service", "--consumes", "orders:OrderCreated"}))

@@ -401,9 +401,17 @@ class WholeFlowIT {
         assertThat(unknown.getCode()).isEqualTo(404);
 
         DeadLettersApi deadLetters = new DeadLettersApi(client);
-        assertThat(catchThrowableOfType(ApiException.class, deadLetters::deadLetterSummary).getCode()).isEqualTo(401);
-        assertThat(deadLetters.deadLetterSummary(Map.of("Authorization", OperationsAuth.monitor())).getQueue())
+        assertThat(catchThrowableOfType(ApiException.class, () -> deadLetters.deadLetterSummary(null)).getCode()).isEqualTo(401);
+        assertThat(deadLetters.deadLetterSummary(null, Map.of("Authorization", OperationsAuth.monitor())).getQueue())
+                .as("the service's one channel, unnamed").isEqualTo("order.inventory-replies.dead-letter");
+        assertThat(deadLetters.deadLetterSummary("inventory-replies", Map.of("Authorization", OperationsAuth.monitor())).getQueue())
                 .isEqualTo("order.inventory-replies.dead-letter");
+        ApiException noSuchChannel = catchThrowableOfType(ApiException.class,
+                () -> deadLetters.deadLetterSummary("partings", Map.of("Authorization", OperationsAuth.monitor())));
+        assertThat(noSuchChannel.getCode()).isEqualTo(400);
+        assertThat(noSuchChannel.getResponseHeaders().firstValue("Content-Type")).hasValueSatisfying(type ->
+                assertThat(type).startsWith("application/problem+json"));
+        assertThat(noSuchChannel.getResponseBody()).contains("no inbox channel 'partings'");
     }
 
     @Test

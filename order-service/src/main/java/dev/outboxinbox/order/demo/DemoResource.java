@@ -2,8 +2,10 @@ package dev.outboxinbox.order.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxinbox.inbox.rabbitmq.DeadLetterRedelivery;
+import dev.outboxinbox.inbox.rabbitmq.InboxConsumers;
 import dev.outboxinbox.inbox.rabbitmq.RecentDeadLetters;
 import dev.outboxinbox.order.domain.OrderService;
+import dev.outboxinbox.order.replies.InventoryReplies;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -52,18 +54,18 @@ public class DemoResource {
 
     private final OrderService orders;
     private final MeterRegistry registry;
-    private final DeadLetterRedelivery deadLetters;
+    private final InboxConsumers consumers;
     private final RecentDeadLetters recentDeadLetters;
     private final DemoConfig config;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
     private Map<String, Object> last;
     private Instant lastAt = Instant.EPOCH;
 
-    DemoResource(OrderService orders, MeterRegistry registry, DeadLetterRedelivery deadLetters,
+    DemoResource(OrderService orders, MeterRegistry registry, InboxConsumers consumers,
                  RecentDeadLetters recentDeadLetters, DemoConfig config) {
         this.orders = orders;
         this.registry = registry;
-        this.deadLetters = deadLetters;
+        this.consumers = consumers;
         this.recentDeadLetters = recentDeadLetters;
         this.config = config;
     }
@@ -195,6 +197,12 @@ public class DemoResource {
     }
 
     private Object ownDeadLetters() {
+        DeadLetterRedelivery deadLetters;
+        try {
+            deadLetters = consumers.deadLetters(InventoryReplies.CHANNEL);
+        } catch (IllegalArgumentException notOpenYet) {
+            return Map.of("problem", notOpenYet.getMessage(), "recent", recentDeadLetters.list());
+        }
         try {
             return Map.of("queue", deadLetters.deadLetterQueue(), "depth", deadLetters.depth(), "recent", recentDeadLetters.list());
         } catch (Exception e) {

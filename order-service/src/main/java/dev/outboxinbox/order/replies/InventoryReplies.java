@@ -30,7 +30,10 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
  * without moving the status; the release, which inventory always sends after it, finishes the order.
  */
 @ApplicationScoped
-class InventoryReplies {
+public class InventoryReplies {
+
+    /** The inbox channel of the replies: its settings are mp.messaging.incoming.inventory-replies.* */
+    public static final String CHANNEL = "inventory-replies";
 
     private final EntityManager em;
 
@@ -38,7 +41,7 @@ class InventoryReplies {
         this.em = em;
     }
 
-    @Incoming("inventory-replies")
+    @Incoming(CHANNEL)
     @Blocking
     @Inbox
     void apply(InventoryEvent reply, InboxMetadata inbox) throws RejectedMessageException {

@@ -86,9 +86,13 @@ public final class ChannelSink implements InboxSink {
         this.maxBackoff = maxBackoff;
     }
 
-    /** For the connector: the inbox channel of this service, under its {@code inbox.*} configuration. */
-    public static ChannelSink of(InboxHandler inbox, InboxMetrics metrics, InboxConfig config) {
-        return new ChannelSink(inbox, metrics, inbox.consumer(), config.initialBackoff(), config.maxBackoff());
+    /**
+     * For the connector: one inbox channel, its messages kept under its consumer name, counted in its
+     * consumer's metrics, retried at the service's pace ({@code inbox.initial-backoff}, {@code inbox.max-backoff}).
+     */
+    public static ChannelSink of(InboxHandler inbox, InboxMetrics metrics, ChannelSettings channel, InboxConfig config) {
+        return new ChannelSink(inbox, metrics.consumer(channel.consumer()), channel.consumer(), config.initialBackoff(),
+                config.maxBackoff());
     }
 
     /**

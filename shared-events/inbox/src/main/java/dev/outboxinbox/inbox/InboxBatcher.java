@@ -69,7 +69,8 @@ public class InboxBatcher implements InboxSink {
 
     @Inject
     InboxBatcher(BatchHandler handler, InboxConfig config, InboxMetrics metrics) {
-        this(handler, config.maxBatchSize(), config.initialBackoff(), config.maxBackoff(), metrics,
+        // Counted under the service's consumer name: a BatchEffects service reads one stream.
+        this(handler, config.maxBatchSize(), config.initialBackoff(), config.maxBackoff(), metrics.consumer(config.consumer()),
                 config.unsafe().applyOutOfOrder());
     }
 

@@ -5,19 +5,25 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.IntStream;
 
 /**
- * Everything the inbox is told by its service, under {@code inbox.*} (environment {@code INBOX_*}).
- * Only the queue, the exchange and the routing keys are required; the rest has the defaults that
- * were measured and chaos-tested with inventory-service.
+ * Everything the inbox is told by its service, under {@code inbox.*} (environment {@code INBOX_*}):
+ * what is per service (its transactions' pace and fences, retention, migration, readiness, the unsafe
+ * switches) and the defaults of its channels. What is per stream (the queue, its exchange and
+ * routing keys, dead letters, partitions) is each inbox channel's, under
+ * {@code mp.messaging.incoming.<channel>.*} ({@link ChannelSettings#ofChannel}); only a service that
+ * applies its messages with {@link BatchEffects}, and so has no channel, sets them here
+ * ({@link ChannelSettings#ofService}). The defaults are the ones measured and chaos-tested with
+ * inventory-service.
  */
 @ConfigMapping(prefix = "inbox")
 public interface InboxConfig {
 
     /**
-     * The name this consumer's messages are kept under: the inbox key is {@code (consumer, message_id)},
+     * The name this service's messages are kept under: the inbox key is {@code (consumer, message_id)},
      * so two consumers sharing a database each take a message into account once. 1–64 characters.
+     * A channel's own name ({@code mp.messaging.incoming.<channel>.consumer}) defaults to
+     * {@code <this>.<channel>}; a {@link BatchEffects} service uses this one.
      * Never rename a running consumer: every message would look new to it.
      */
     @WithDefault("${quarkus.application.name}")
@@ -27,18 +33,19 @@ public interface InboxConfig {
      * The queue this consumer reads; declared (quorum) with its dead-lettering on every connection.
      * Partitioned ({@link Partitioning#count()} &gt; 0), the name of the consistent-hash exchange in
      * front of the partitions and their prefix: {@code <queue>.0} … {@code <queue>.<count - 1>}.
+     * A {@link BatchEffects} service's only; a channel's is its {@code queue} attribute.
      */
-    String queue();
+    Optional<String> queue();
 
     /** The exchange the queue is bound to (declared too, in case the consumer starts before the producer). */
-    String exchange();
+    Optional<String> exchange();
 
     /** The exchange's type: {@code topic}, {@code direct}, {@code fanout} or {@code headers}. */
     @WithDefault("topic")
     String exchangeType();
 
     /** What the queue is bound with: the event types this consumer takes. */
-    List<String> routingKeys();
+    Optional<List<String>> routingKeys();
 
     /** Where a message that cannot be processed is parked with its reason. Default: {@code <queue>.dead-letter}. */
     Optional<String> deadLetterQueue();
@@ -62,7 +69,7 @@ public interface InboxConfig {
 
     /**
      * The most unacked messages the broker hands this consumer at once. Each is acked only after
-     * its batch commits, so prefetch bounds the batch size: with 512, deploy/benchmarks/inventory
+     * its batch commits, so prefetch bounds the batch size (a channel's default: each has its own): with 512, deploy/benchmarks/inventory
      * measured 5,800–6,200 distinct messages/s here.
      */
     @WithDefault("512")
@@ -218,28 +225,5 @@ public interface InboxConfig {
          */
         @WithDefault("false")
         boolean applyOutOfOrder();
-    }
-
-    default String deadLetterQueueName() {
-        return deadLetterQueue().orElse(queue() + ".dead-letter");
-    }
-
-    default String deadLetterExchangeName() {
-        return deadLetterExchange().orElse(queue() + ".dead-letter");
-    }
-
-    /** The queues this consumer reads: {@link #queue()}, or its partitions. */
-    default List<String> queues() {
-        int count = partitioning().count();
-        return count == 0 ? List.of(queue())
-                : IntStream.range(0, count).mapToObj(this::partitionQueue).toList();
-    }
-
-    default String partitionQueue(int partition) {
-        return queue() + "." + partition;
-    }
-
-    default String retryExchangeName() {
-        return retryExchange().orElse(queue() + ".retry");
     }
 }

@@ -78,7 +78,7 @@ public class InboxHandler implements BatchHandler {
         return effects != null;
     }
 
-    /** The name this consumer's messages are kept under in the inbox. */
+    /** The name a {@link BatchEffects} service's messages are kept under in the inbox ({@code inbox.consumer}). */
     public String consumer() {
         return consumer;
     }
@@ -151,12 +151,13 @@ public class InboxHandler implements BatchHandler {
     }
 
     /**
-     * Claims one message in the caller's transaction (the {@link Inbox} interceptor's).
+     * Claims one message for {@code consumer} (its channel's name) in the caller's transaction (the
+     * {@link Inbox} interceptor's).
      *
      * @return whether the message is new to this consumer
      */
-    boolean claim(String messageId, String type) {
-        return !claim(List.of(new InboxMessage<>(messageId, type, null))).isEmpty();
+    boolean claim(String consumer, String messageId, String type) {
+        return !claim(consumer, List.of(new InboxMessage<>(messageId, type, null))).isEmpty();
     }
 
     /**
@@ -166,15 +167,19 @@ public class InboxHandler implements BatchHandler {
      * one, so this insert and the business's writes (JDBC or Hibernate) commit or roll back together.
      */
     private Set<String> claim(List<InboxMessage<?>> batch) {
+        return claim(consumer, batch);
+    }
+
+    private Set<String> claim(String consumer, List<InboxMessage<?>> batch) {
         try (Connection connection = dataSource.getConnection()) {
             fences.apply(connection);
-            return claim(connection, batch);
+            return claim(connection, consumer, batch);
         } catch (SQLException e) {
             throw new InboxWriteException(e);
         }
     }
 
-    private Set<String> claim(Connection connection, List<InboxMessage<?>> batch) throws SQLException {
+    private static Set<String> claim(Connection connection, String consumer, List<InboxMessage<?>> batch) throws SQLException {
         Set<String> inserted = new HashSet<>();
         try (PreparedStatement insert = connection.prepareStatement("""
                      INSERT INTO inbox (consumer, message_id, message_type)

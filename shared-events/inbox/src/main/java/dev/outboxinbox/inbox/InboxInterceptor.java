@@ -35,7 +35,7 @@ class InboxInterceptor {
         InboxMetadata metadata = metadataOf(invocation);
         try (Scope trace = InboxTracing.makeCurrent(metadata.traceparent())) {
             return QuarkusTransaction.joiningExisting().call(() -> {
-                boolean added = inbox.claim(metadata.messageId(), metadata.type());
+                boolean added = inbox.claim(metadata.consumer(), metadata.messageId(), metadata.type());
                 metadata.claimed(added);
                 if (!added && deduplicate) {
                     metadata.markDuplicate();

@@ -8,6 +8,8 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code inbox_transient_failures_total} (failed batch attempts), {@code inbox_requeued_total},
  * {@code inbox_batches_total}, and {@code inbox_commit_to_applied_seconds} (from the producer's
  * commit to this consumer's, for every message applied, with p50/p95/p99 and histogram buckets),
- * each tagged with the consumer's name.
+ * each tagged with the consumer's name: one set per inbox channel ({@link #consumer(String)}).
+ * The bean itself is the service's total over its channels, what a test reads; it registers no meter.
  * Counters live as long as the process; the inbox table is the durable record.
  */
 @ApplicationScoped
@@ -32,13 +35,27 @@ public class InboxMetrics {
     private final AtomicLong requeued = new AtomicLong();
     private final AtomicLong nearDeliveryLimit = new AtomicLong();
     private final Timer commitToApplied;
+    private final MeterRegistry registry;
+    /** The service's total this consumer's counts go to as well; null for the total itself. */
+    private final InboxMetrics total;
+    private final Map<String, InboxMetrics> consumers = new ConcurrentHashMap<>();
 
+    /** The service's total over its consumers. */
     @Inject
-    InboxMetrics(MeterRegistry registry, InboxConfig config) {
-        this(registry, config.consumer());
+    InboxMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.total = null;
+        this.commitToApplied = null;
     }
 
+    /** One consumer's, on its own (a unit test's). */
     InboxMetrics(MeterRegistry registry, String consumer) {
+        this(registry, consumer, null);
+    }
+
+    private InboxMetrics(MeterRegistry registry, String consumer, InboxMetrics total) {
+        this.registry = registry;
+        this.total = total;
         messages(registry, consumer, "applied", applied);
         messages(registry, consumer, "duplicate", duplicates);
         messages(registry, consumer, "unchanged", unchanged);
@@ -66,9 +83,19 @@ public class InboxMetrics {
                 .register(registry);
     }
 
+    /** The meters of one consumer (an inbox channel), tagged with its name; counted in this total too. */
+    public InboxMetrics consumer(String consumer) {
+        if (total != null) {
+            throw new IllegalStateException("a consumer's metrics have no consumers of their own");
+        }
+        return consumers.computeIfAbsent(consumer, name -> new InboxMetrics(registry, name, this));
+    }
+
     /** A message was applied and its transaction committed; the producer committed {@code committedAt}. */
     public void appliedAfterCommit(Instant committedAt) {
-        commitToApplied.record(Duration.between(committedAt, Instant.now()).abs());
+        if (commitToApplied != null) {
+            commitToApplied.record(Duration.between(committedAt, Instant.now()).abs());
+        }
     }
 
     private static void messages(MeterRegistry registry, String consumer, String outcome, AtomicLong count) {
@@ -81,6 +108,9 @@ public class InboxMetrics {
     }
 
     void batchCommitted(List<Outcome> outcomes) {
+        if (total != null) {
+            total.batchCommitted(outcomes);
+        }
         batches.incrementAndGet();
         for (Outcome outcome : outcomes) {
             if (outcome instanceof Outcome.Applied) {
@@ -94,10 +124,16 @@ public class InboxMetrics {
     }
 
     public void poisoned() {
+        if (total != null) {
+            total.poisoned();
+        }
         poison.incrementAndGet();
     }
 
     public void held() {
+        if (total != null) {
+            total.held();
+        }
         held.incrementAndGet();
     }
 
@@ -106,10 +142,16 @@ public class InboxMetrics {
     }
 
     public void requeued() {
+        if (total != null) {
+            total.requeued();
+        }
         requeued.incrementAndGet();
     }
 
     void nearDeliveryLimit() {
+        if (total != null) {
+            total.nearDeliveryLimit();
+        }
         nearDeliveryLimit.incrementAndGet();
     }
 
@@ -118,6 +160,9 @@ public class InboxMetrics {
     }
 
     void transientFailure() {
+        if (total != null) {
+            total.transientFailure();
+        }
         transientFailures.incrementAndGet();
     }
 

@@ -13,10 +13,12 @@ public class InboxPurge {
 
     private final DataSource dataSource;
     private final InboxConfig config;
+    private final ConsumerNames consumers;
 
-    InboxPurge(DataSource dataSource, InboxConfig config) {
+    InboxPurge(DataSource dataSource, InboxConfig config, ConsumerNames consumers) {
         this.dataSource = dataSource;
         this.config = config;
+        this.consumers = consumers;
     }
 
     @Scheduled(every = "${inbox.purge-interval:1h}", delayed = "1m",
@@ -28,9 +30,17 @@ public class InboxPurge {
         }
     }
 
-    /** Forgets this consumer's message ids older than the horizon; another consumer's rows are its own to purge. */
+    /**
+     * Forgets the message ids older than the horizon of each stream this service reads (its channels);
+     * another service's rows are its own to purge.
+     */
     public long purge() {
-        return BatchedDelete.olderThan(dataSource, "inbox", "message_id", "received_at",
-                Instant.now().minus(config.retention()), config.purgeBatchSize(), "consumer", config.consumer());
+        Instant horizon = Instant.now().minus(config.retention());
+        long deleted = 0;
+        for (String consumer : consumers.all()) {
+            deleted += BatchedDelete.olderThan(dataSource, "inbox", "message_id", "received_at", horizon,
+                    config.purgeBatchSize(), "consumer", consumer);
+        }
+        return deleted;
     }
 }

@@ -41,20 +41,21 @@ public class InboxTracing {
     };
 
     private final Tracer tracer;
-    private final String consumer;
 
     @Inject
-    InboxTracing(Instance<OpenTelemetry> openTelemetry, InboxConfig config) {
-        this((openTelemetry.isResolvable() ? openTelemetry.get() : OpenTelemetry.noop()).getTracer("inbox"), config.consumer());
+    InboxTracing(Instance<OpenTelemetry> openTelemetry) {
+        this((openTelemetry.isResolvable() ? openTelemetry.get() : OpenTelemetry.noop()).getTracer("inbox"));
     }
 
-    InboxTracing(Tracer tracer, String consumer) {
+    InboxTracing(Tracer tracer) {
         this.tracer = tracer;
-        this.consumer = consumer;
     }
 
-    /** A span for a message taken from {@code queue}; an invalid (nothing recorded) span if the message carries no trace. */
-    public Span receiving(String queue, String messageId, Map<String, Object> headers) {
+    /**
+     * A span for a message {@code consumer} took from {@code queue}; an invalid (nothing recorded) span if the
+     * message carries no trace.
+     */
+    public Span receiving(String queue, String consumer, String messageId, Map<String, Object> headers) {
         if (headers == null || headers.get(InboxHeaders.TRACEPARENT) == null) {
             return Span.getInvalid();
         }

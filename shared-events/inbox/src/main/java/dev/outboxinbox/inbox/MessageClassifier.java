@@ -1,7 +1,5 @@
 package dev.outboxinbox.inbox;
 
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
 import java.util.Map;
 import java.util.Optional;
 
@@ -9,11 +7,10 @@ import java.util.Optional;
  * Checks a message before anything else: the envelope here (size, message id, type, schema
  * version), the payload in the service's {@link MessageDecoder} (a known type, its schema).
  * Whatever fails here can never succeed on redelivery, so it is parked at once with the reason,
- * never retried and never allowed to block the messages behind it.
+ * never retried and never allowed to block the messages behind it. One per inbox channel: its decoder,
+ * its limits, its metrics.
  */
-@ApplicationScoped
 public class MessageClassifier {
-
 
     /** A delivery this close to the queue's delivery limit is counted: the broker dead-letters it on its own soon. */
     static final int NEAR_LIMIT = 2;
@@ -23,9 +20,9 @@ public class MessageClassifier {
     private final int deliveryLimit;
     private final InboxMetrics metrics;
 
-    @Inject
-    MessageClassifier(InboxConfig config, MessageDecoder<?> decoder, InboxMetrics metrics) {
-        this(config.maxMessageBytes(), decoder, config.deliveryLimit(), metrics);
+    /** The door of one channel: its size and delivery limits, its decoder, its consumer's metrics. */
+    public static MessageClassifier of(ChannelSettings channel, MessageDecoder<?> decoder, InboxMetrics metrics) {
+        return new MessageClassifier(channel.maxMessageBytes(), decoder, channel.deliveryLimit(), metrics);
     }
 
     MessageClassifier(int maxBytes, MessageDecoder<?> decoder, int deliveryLimit, InboxMetrics metrics) {

@@ -3,6 +3,7 @@ package dev.outboxinbox.inbox;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.smallrye.common.annotation.Blocking;
+import io.smallrye.common.annotation.Identifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +22,8 @@ import javax.sql.DataSource;
  * A greeting in brackets is unwrapped by recursion, as a naive parser would: nested deep enough, the
  * decoder overflows its stack (an Error, which no exception handler in the decoder's caller expects).
  * A greeting of version 2 is the next version, newer than this consumer reads: held for an upgraded instance.
+ * Farewells are a second stream on a second channel, with a decoder of its own (named by the channel's
+ * {@code decoder} attribute): "poison" fails there as it does for greetings.
  */
 final class GreetingConsumer {
 
@@ -43,6 +46,42 @@ final class GreetingConsumer {
         private static String unwrap(byte[] body, int depth) {
             return body[depth] == '[' ? unwrap(body, depth + 1)
                     : new String(body, depth, Math.max(0, body.length - 2 * depth), StandardCharsets.UTF_8);
+        }
+    }
+
+    @ApplicationScoped
+    @Identifier("farewells")
+    static class FarewellDecoder implements MessageDecoder<String> {
+        @Override
+        public String decode(String messageId, String type, int schemaVersion, byte[] body) throws RejectedMessageException {
+            if (!"Farewelled".equals(type)) {
+                throw new RejectedMessageException("not a farewell: '" + type + "'");
+            }
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    @ApplicationScoped
+    static class Farewells {
+
+        private final DataSource dataSource;
+
+        Farewells(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        @Incoming("farewells")
+        @Blocking
+        @Inbox
+        void farewell(String text, InboxMetadata inbox) {
+            try (Connection connection = dataSource.getConnection();
+                 PreparedStatement insert = connection.prepareStatement("INSERT INTO farewells (message_id, text) VALUES (?, ?)")) {
+                insert.setString(1, inbox.messageId());
+                insert.setString(2, text.equals("poison") ? null : text);
+                insert.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 

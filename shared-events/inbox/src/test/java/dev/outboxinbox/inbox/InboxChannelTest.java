@@ -7,7 +7,8 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
-import dev.outboxinbox.inbox.rabbitmq.InboxConsumer;
+import dev.outboxinbox.inbox.rabbitmq.InboxConsumers;
+import io.micrometer.core.instrument.MeterRegistry;
 import dev.outboxinbox.testing.RealServices;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The library as a new service uses it: a decoder, an {@code @Incoming @Blocking @Inbox} method on a
- * channel of the library's connector, {@code inbox.*} settings, and nothing else (no migration of
+ * channel of the library's connector (two of them), their attributes, and nothing else (no migration of
  * its own for the inbox, no topology, no transport code). Against the real PostgreSQL and RabbitMQ:
  * the library declares the queue, creates its table, applies a message once however often it
  * comes, dead-letters, with a reason, what can never succeed, and holds a message through an outage
@@ -35,6 +36,8 @@ import org.junit.jupiter.api.Test;
 @WithTestResource(GreetingTestResource.class)
 class InboxChannelTest {
 
+    private static final String GREETINGS_DEAD_LETTERS = "greetings.inbox-test.dead-letter";
+
     @Inject
     DataSource dataSource;
 
@@ -42,7 +45,10 @@ class InboxChannelTest {
     InboxMetrics metrics;
 
     @Inject
-    InboxConsumer consumer;
+    InboxConsumers consumers;
+
+    @Inject
+    MeterRegistry registry;
 
     @Test
     void aMessageDeliveredThreeTimesTakesEffectOnce() throws Exception {
@@ -53,7 +59,7 @@ class InboxChannelTest {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> metrics.duplicates() - duplicatesBefore >= 2);
         assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'")).isOne();
-        assertThat(count("SELECT count(*) FROM inbox WHERE consumer = 'greeting-consumer' AND message_id = '" + id + "'")).isOne();
+        assertThat(count("SELECT count(*) FROM inbox WHERE consumer = 'greeting-consumer.greetings' AND message_id = '" + id + "'")).isOne();
     }
 
     @Test
@@ -153,7 +159,7 @@ class InboxChannelTest {
         publish(behind, "Greeted", 1, "behind it");
 
         await().atMost(Duration.ofSeconds(10)).until(() -> metrics.heldCount() > heldBefore);
-        assertThat(consumer.held()).hasEntrySatisfying("greetings.inbox-test", what -> assertThat(what).contains(newer));
+        assertThat(consumers.channel("greetings").orElseThrow().held()).hasEntrySatisfying("greetings.inbox-test", what -> assertThat(what).contains(newer));
         assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + behind + "'"))
                 .as("nothing behind a held message overtakes it").isZero();
         assertThat(metrics.poison()).as("held, not parked").isEqualTo(poisonBefore);
@@ -163,7 +169,7 @@ class InboxChannelTest {
         assertThat(reasons.get(newer)).isEqualTo("greeting version 2 is newer than this consumer reads (1)"
                 + " (held PT3S: no instance that reads it took the queue)");
         await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + behind + "'") == 1);
-        assertThat(consumer.held()).isEmpty();
+        assertThat(consumers.channel("greetings").orElseThrow().held()).isEmpty();
 
         // Waited for once in vain: the next of that version is dead-lettered at once, not held as long again.
         String next = UUID.randomUUID().toString();
@@ -174,11 +180,56 @@ class InboxChannelTest {
         assertThat(metrics.heldCount()).isEqualTo(heldAfter);
     }
 
+    /**
+     * Two channels of one service, each its own stream: the same message id reaching both takes effect
+     * once in each (the inbox key is the channel's consumer name, so one handler's claim does not swallow
+     * the other's message), a copy is a duplicate within its channel, each counts under its own consumer,
+     * and a message one channel cannot apply goes to that channel's dead-letter queue, not the other's.
+     */
+    @Test
+    void twoChannelsEachApplyTheSameMessageIdOnceWithTheirOwnQueueDeadLettersAndMetrics() throws Exception {
+        InboxMetrics greetings = metrics.consumer("greeting-consumer.greetings");
+        InboxMetrics farewells = metrics.consumer("greeting-consumer.farewells");
+        long greetingsApplied = greetings.applied();
+        long farewellsApplied = farewells.applied();
+        long farewellDuplicates = farewells.duplicates();
+        String id = UUID.randomUUID().toString();
+        publish(id, "Greeted", 1, "hello");
+        publish("farewells", "Farewelled", id, 1, "goodbye", Map.of());
+        publish("farewells", "Farewelled", id, 1, "goodbye", Map.of());
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> farewells.duplicates() > farewellDuplicates
+                && count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
+        assertThat(count("SELECT count(*) FROM farewells WHERE message_id = '" + id + "'")).isOne();
+        assertThat(strings("SELECT consumer FROM inbox WHERE message_id = '" + id + "' ORDER BY consumer"))
+                .containsExactly("greeting-consumer.farewells", "greeting-consumer.greetings");
+        assertThat(greetings.applied() - greetingsApplied).isOne();
+        assertThat(farewells.applied() - farewellsApplied).isOne();
+        assertThat(registry.get("inbox.messages").tags("consumer", "greeting-consumer.farewells", "outcome", "applied")
+                .functionCounter().count()).isGreaterThanOrEqualTo(1);
+        assertThat(consumers.channel("farewells").orElseThrow().settings().queue())
+                .as("derived from the channel's name").isEqualTo("greeting-consumer.farewells");
+
+        String poison = UUID.randomUUID().toString();
+        String after = UUID.randomUUID().toString();
+        publish("farewells", "Farewelled", poison, 1, "poison", Map.of());
+        publish("farewells", "Farewelled", after, 1, "after the poison", Map.of());
+        Map<String, String> reasons = awaitDeadLettersIn("greeting-consumer.farewells.dead-letter", poison);
+        assertThat(reasons.get(poison)).contains("makes its transaction fail while the database takes other writes");
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM farewells WHERE message_id = '" + after + "'") == 1);
+        assertThat(takeDeadLetters()).as("the greetings' dead-letter queue").extracting(d -> d.getProps().getMessageId())
+                .doesNotContain(poison);
+    }
+
     /** Takes dead letters until these message ids ("null" for none) are among them. @return reason by message id */
     private static Map<String, String> awaitDeadLetters(String... messageIds) {
+        return awaitDeadLettersIn(GREETINGS_DEAD_LETTERS, messageIds);
+    }
+
+    private static Map<String, String> awaitDeadLettersIn(String queue, String... messageIds) {
         Map<String, String> reasons = new HashMap<>();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
-            takeDeadLetters().forEach(d -> reasons.put(String.valueOf(d.getProps().getMessageId()),
+            takeDeadLetters(queue).forEach(d -> reasons.put(String.valueOf(d.getProps().getMessageId()),
                     String.valueOf(d.getProps().getHeaders().get(InboxHeaders.DEAD_LETTER_REASON))));
             return reasons.keySet().containsAll(List.of(messageIds));
         });
@@ -198,6 +249,16 @@ class InboxChannelTest {
         }
     }
 
+    private List<String> strings(String sql) throws Exception {
+        List<String> values = new ArrayList<>();
+        try (java.sql.Connection connection = dataSource.getConnection(); ResultSet rs = connection.createStatement().executeQuery(sql)) {
+            while (rs.next()) {
+                values.add(rs.getString(1));
+            }
+        }
+        return values;
+    }
+
     private String text(String messageId) throws Exception {
         try (java.sql.Connection connection = dataSource.getConnection();
              ResultSet rs = connection.createStatement().executeQuery("SELECT text FROM greetings WHERE message_id = '" + messageId + "'")) {
@@ -212,21 +273,32 @@ class InboxChannelTest {
 
     private static void publish(String messageId, String type, int schemaVersion, String body, Map<String, Object> headers)
             throws Exception {
+        publish("greetings", type, messageId, schemaVersion, body, headers);
+    }
+
+    private static void publish(String exchange, String type, String messageId, int schemaVersion, String body,
+                                Map<String, Object> headers) throws Exception {
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
             Map<String, Object> all = new HashMap<>(headers);
             all.put(InboxHeaders.SCHEMA_VERSION, schemaVersion);
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(messageId).type(type)
                     .headers(all).deliveryMode(2).build();
-            channel.basicPublish("greetings", "Greeted", true, properties, body.getBytes(StandardCharsets.UTF_8));
+            // The routing key each channel binds, whatever the type says: an unknown type must reach the consumer.
+            String routingKey = "greetings".equals(exchange) ? "Greeted" : "Farewelled";
+            channel.basicPublish(exchange, routingKey, true, properties, body.getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(10_000);
         }
     }
 
     private static List<GetResponse> takeDeadLetters() throws Exception {
+        return takeDeadLetters(GREETINGS_DEAD_LETTERS);
+    }
+
+    private static List<GetResponse> takeDeadLetters(String queue) throws Exception {
         List<GetResponse> taken = new ArrayList<>();
         try (Connection connection = connection(); Channel channel = connection.createChannel()) {
-            for (GetResponse response; (response = channel.basicGet("greetings.inbox-test.dead-letter", true)) != null; ) {
+            for (GetResponse response; (response = channel.basicGet(queue, true)) != null; ) {
                 taken.add(response);
             }
         }

@@ -4,11 +4,9 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
-import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.ChannelSettings;
 import dev.outboxinbox.inbox.InboxHeaders;
 import io.quarkus.logging.Log;
-import jakarta.annotation.PreDestroy;
-import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,7 +20,7 @@ import java.util.function.UnaryOperator;
 /**
  * The dead-letter queue, looked at and sent back: {@link #list()} shows what waits and why,
  * {@link #redeliver} sends dead letters back to this service's queue once their cause is fixed, with
- * their message id, type and headers, through its retry exchange ({@code inbox.retry-exchange}), so
+ * their message id, type and headers, through its retry exchange (the channel's {@code retry-exchange}), so
  * they reach this consumer and no other subscriber. Safe to repeat: the inbox absorbs a message that
  * took effect meanwhile.
  *
@@ -43,7 +41,6 @@ import java.util.function.UnaryOperator;
  * a look, then a fourth dead letter where three were). Kept open, every ack is settled. A failed look
  * discards the connection, which hands back what it took; the next look opens a new one.
  */
-@ApplicationScoped
 public class DeadLetterRedelivery {
 
     /** The broker's count of a message's returns to a quorum queue: a fresh copy has had none. */
@@ -68,12 +65,13 @@ public class DeadLetterRedelivery {
     /** Set by the broker's return of an unroutable mandatory copy, which comes before its confirm. */
     private volatile boolean returned;
 
-    DeadLetterRedelivery(BrokerSettings broker, InboxConfig config) {
+    /** The dead letters of one consumed stream (one per channel: {@link InboxConsumers#deadLetters}). */
+    DeadLetterRedelivery(BrokerSettings broker, ChannelSettings config) {
         this.broker = broker;
         this.queue = config.queue();
-        this.deadLetterQueue = config.deadLetterQueueName();
-        this.deadLetterExchange = config.deadLetterExchangeName();
-        this.retryExchange = config.retryExchangeName();
+        this.deadLetterQueue = config.deadLetterQueue();
+        this.deadLetterExchange = config.deadLetterExchange();
+        this.retryExchange = config.retryExchange();
         this.consumer = config.consumer();
     }
 
@@ -91,6 +89,11 @@ public class DeadLetterRedelivery {
 
     public String deadLetterQueue() {
         return deadLetterQueue;
+    }
+
+    /** The queue its dead letters were read from, and go back to. */
+    public String queue() {
+        return queue;
     }
 
     /** @return every dead letter now waiting, oldest first; each stays, in place, uncounted */
@@ -179,7 +182,7 @@ public class DeadLetterRedelivery {
         return channel;
     }
 
-    @PreDestroy
+    /** Closes the looks' connection (at shutdown). */
     synchronized void discard() {
         Connection gone = connection;
         connection = null;

@@ -1,6 +1,7 @@
 package dev.outboxinbox.inbox.rabbitmq;
 
 import jakarta.annotation.security.RolesAllowed;
+import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -28,6 +29,8 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/dead-letters")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Dead letters", description = "Operations: the inbox's dead-letter queue, behind the operator and monitor roles")
+@APIResponse(responseCode = "400", description = "No such channel, or none named where the service reads several",
+        content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 @APIResponse(responseCode = "401", description = "No credential, or a wrong one",
         content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 @APIResponse(responseCode = "403", description = "A credential without the role this endpoint needs",
@@ -41,11 +44,14 @@ public class DeadLetterResource {
     /** Reads how many wait and why, never a payload. */
     public static final String MONITOR = "monitor";
 
-    private final DeadLetterRedelivery redelivery;
+    private static final String CHANNEL = "The inbox channel whose dead letters these are; may be left out where the"
+            + " service reads one";
+
+    private final InboxConsumers consumers;
     private final RecentDeadLetters recent;
 
-    DeadLetterResource(DeadLetterRedelivery redelivery, RecentDeadLetters recent) {
-        this.redelivery = redelivery;
+    DeadLetterResource(InboxConsumers consumers, RecentDeadLetters recent) {
+        this.consumers = consumers;
         this.recent = recent;
     }
 
@@ -64,8 +70,9 @@ public class DeadLetterResource {
     @Operation(operationId = "deadLetterSummary", summary = "How many dead letters wait, and what this process parked lately and why")
     @APIResponse(responseCode = "200", description = "The queue, its depth and the recent ones",
             content = @Content(schema = @Schema(implementation = Summary.class)))
-    public Summary summary() throws Exception {
-        return new Summary(redelivery.deadLetterQueue(), redelivery.depth(), recent.list());
+    public Summary summary(@QueryParam("channel") @Parameter(description = CHANNEL) String channel) throws Exception {
+        DeadLetterRedelivery redelivery = deadLetters(channel);
+        return new Summary(redelivery.deadLetterQueue(), redelivery.depth(), recent.list(redelivery.queue()));
     }
 
     @GET
@@ -74,8 +81,9 @@ public class DeadLetterResource {
     @APIResponse(responseCode = "200", description = "The dead letters",
             content = @Content(schema = @Schema(type = SchemaType.ARRAY,
                     implementation = DeadLetterRedelivery.DeadLetter.class)))
-    public List<DeadLetterRedelivery.DeadLetter> list() throws Exception {
-        return redelivery.list();
+    public List<DeadLetterRedelivery.DeadLetter> list(@QueryParam("channel") @Parameter(description = CHANNEL) String channel)
+            throws Exception {
+        return deadLetters(channel).list();
     }
 
     @POST
@@ -85,11 +93,20 @@ public class DeadLetterResource {
             summary = "Send dead letters back to the queue: one (messageId), those whose reason contains a text (reason), or all")
     @APIResponse(responseCode = "200", description = "What was sent back",
             content = @Content(schema = @Schema(implementation = Redelivered.class)))
-    public Redelivered redeliver(@QueryParam("messageId") String messageId,
+    public Redelivered redeliver(@QueryParam("channel") @Parameter(description = CHANNEL) String channel,
+                                 @QueryParam("messageId") String messageId,
                                  @QueryParam("reason") @Parameter(description = "Only the dead letters whose reason contains this text,"
                                          + " e.g. 'newer than this consumer reads' once the consumer reads the new version") String reason)
             throws Exception {
-        return new Redelivered(redelivery.redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank()),
+        return new Redelivered(deadLetters(channel).redeliver(Optional.ofNullable(messageId).filter(id -> !id.isBlank()),
                 Optional.ofNullable(reason).filter(text -> !text.isBlank())));
+    }
+
+    private DeadLetterRedelivery deadLetters(String channel) {
+        try {
+            return consumers.deadLetters(channel);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(e.getMessage());
+        }
     }
 }

@@ -1,6 +1,6 @@
 package dev.outboxinbox.inbox.rabbitmq;
 
-import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.ChannelSettings;
 import io.quarkus.logging.Log;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -54,7 +54,7 @@ final class PartitionAssignment implements AutoCloseable {
     /** The session of an instance that is stopping: it holds its locks until it drained, and is no member. */
     private static final String LEAVING_PREFIX = "inbox-out/";
 
-    private final InboxConfig.Partitioning settings;
+    private final ChannelSettings.Partitioning settings;
     private final int count;
     private final String consumer;
     private final String instance;
@@ -69,7 +69,7 @@ final class PartitionAssignment implements AutoCloseable {
     private Long unableSince;
     private volatile List<String> members = List.of();
 
-    PartitionAssignment(InboxConfig config, Config datasource) {
+    PartitionAssignment(ChannelSettings config, Config datasource) {
         this.settings = config.partitioning();
         this.count = settings.count();
         this.consumer = config.consumer();
@@ -79,8 +79,8 @@ final class PartitionAssignment implements AutoCloseable {
         datasource.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(u -> credentials.setProperty("user", u));
         datasource.getOptionalValue("quarkus.datasource.password", String.class).ifPresent(p -> credentials.setProperty("password", p));
         if (settings.heartbeat().multipliedBy(3).compareTo(settings.lease()) > 0) {
-            throw new IllegalArgumentException("inbox.partitioning.heartbeat (" + settings.heartbeat() + ") must be at most a"
-                    + " third of inbox.partitioning.lease (" + settings.lease() + "): an instance must notice a failing"
+            throw new IllegalArgumentException(config.key("partitioning.heartbeat") + " (" + settings.heartbeat() + ") must be at most a"
+                    + " third of " + config.key("partitioning.lease") + " (" + settings.lease() + "): an instance must notice a failing"
                     + " session before its locks are given to another");
         }
     }
@@ -369,7 +369,7 @@ final class PartitionAssignment implements AutoCloseable {
         String pid = "/" + ProcessHandle.current().pid();
         if (room < pid.length() + 1) {
             throw new IllegalArgumentException("no room for this instance's name behind '" + prefix + "' in 63 bytes: set"
-                    + " inbox.partitioning.instance to a name of at most " + Math.max(0, room) + " bytes, or shorten inbox.consumer");
+                    + " inbox.partitioning.instance to a name of at most " + Math.max(0, room) + " bytes, or shorten the consumer name");
         }
         String host = hostName().replaceAll("[^\\x20-\\x7e]", "?");
         return host.substring(0, Math.min(host.length(), room - pid.length())) + pid;

@@ -2,7 +2,7 @@ package dev.outboxinbox.inbox.rabbitmq;
 
 import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
-import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.ChannelSettings;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Locale;
@@ -24,25 +24,25 @@ public final class TopologyDeclarer {
     }
 
     /** The arguments of the consumer's queue. */
-    public static Map<String, Object> queueArguments(InboxConfig config) {
+    public static Map<String, Object> queueArguments(ChannelSettings config) {
         return Map.of(
                 "x-queue-type", "quorum",
                 "x-delivery-limit", config.deliveryLimit(),
-                "x-dead-letter-exchange", config.deadLetterExchangeName(),
+                "x-dead-letter-exchange", config.deadLetterExchange(),
                 // At-least-once dead-lettering: a message is only removed once the dead-letter queue confirmed it.
                 "x-dead-letter-strategy", "at-least-once",
                 "x-overflow", "reject-publish");
     }
 
     /** The arguments of one partition: the queue's, read by one consumer at a time. */
-    public static Map<String, Object> partitionArguments(InboxConfig config) {
+    public static Map<String, Object> partitionArguments(ChannelSettings config) {
         Map<String, Object> arguments = new HashMap<>(queueArguments(config));
         arguments.put("x-single-active-consumer", true);
         return Map.copyOf(arguments);
     }
 
     /** The arguments of the consistent-hash exchange in front of the partitions. */
-    public static Map<String, Object> partitionExchangeArguments(InboxConfig config) {
+    public static Map<String, Object> partitionExchangeArguments(ChannelSettings config) {
         return Map.of("hash-header", config.partitioning().hashHeader());
     }
 
@@ -51,19 +51,19 @@ public final class TopologyDeclarer {
         return Map.of("x-queue-type", "quorum");
     }
 
-    static void declare(Channel channel, InboxConfig config) throws IOException {
+    static void declare(Channel channel, ChannelSettings config) throws IOException {
         channel.exchangeDeclare(config.exchange(),
                 BuiltinExchangeType.valueOf(config.exchangeType().toUpperCase(Locale.ROOT)), true);
-        channel.exchangeDeclare(config.deadLetterExchangeName(), BuiltinExchangeType.FANOUT, true);
-        channel.queueDeclare(config.deadLetterQueueName(), true, false, false, deadLetterQueueArguments());
-        channel.queueBind(config.deadLetterQueueName(), config.deadLetterExchangeName(), "");
-        channel.exchangeDeclare(config.retryExchangeName(), BuiltinExchangeType.FANOUT, true);
+        channel.exchangeDeclare(config.deadLetterExchange(), BuiltinExchangeType.FANOUT, true);
+        channel.queueDeclare(config.deadLetterQueue(), true, false, false, deadLetterQueueArguments());
+        channel.queueBind(config.deadLetterQueue(), config.deadLetterExchange(), "");
+        channel.exchangeDeclare(config.retryExchange(), BuiltinExchangeType.FANOUT, true);
         if (config.partitioning().count() == 0) {
             channel.queueDeclare(config.queue(), true, false, false, queueArguments(config));
             for (String routingKey : config.routingKeys()) {
                 channel.queueBind(config.queue(), config.exchange(), routingKey);
             }
-            channel.queueBind(config.queue(), config.retryExchangeName(), "");
+            channel.queueBind(config.queue(), config.retryExchange(), "");
             return;
         }
         try {
@@ -80,7 +80,7 @@ public final class TopologyDeclarer {
         for (String routingKey : config.routingKeys()) {
             channel.exchangeBind(config.queue(), config.exchange(), routingKey);
         }
-        channel.exchangeBind(config.queue(), config.retryExchangeName(), "");
+        channel.exchangeBind(config.queue(), config.retryExchange(), "");
     }
 
     /** The exchange type of the broker plugin rabbitmq_consistent_hash_exchange. */

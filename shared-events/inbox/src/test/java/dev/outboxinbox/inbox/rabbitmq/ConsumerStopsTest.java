@@ -54,6 +54,9 @@ class ConsumerStopsTest {
         broker.publishGreeting(after, "after the one that overflowed");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> greetings(after) == 1);
+        // Readiness speaks for both channels of the service, each named.
+        assertThat(String.valueOf(readiness.call().getData().orElseThrow().get("queue")))
+                .contains("greetings: " + QUEUE, "farewells: greeting-consumer.farewells");
         List<GetResponse> parked = new ArrayList<>();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             parked.addAll(broker.take(QUEUE + ".dead-letter"));

@@ -1,6 +1,7 @@
 package dev.outboxinbox.inbox.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.GetResponse;
@@ -17,6 +18,7 @@ import java.util.Optional;
 import java.util.UUID;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,11 +39,27 @@ class DeadLetterLookTest {
     private final TestBroker broker = new TestBroker(VHOST);
 
     @Inject
-    DeadLetterRedelivery deadLetters;
+    InboxConsumers consumers;
+
+    private DeadLetterRedelivery deadLetters;
 
     @Inject
     @Readiness
     ConsumerReadiness readiness;
+
+    @BeforeEach
+    void theGreetingsChannel() {
+        deadLetters = consumers.deadLetters("greetings");
+    }
+
+    @Test
+    void aServiceWithSeveralChannelsIsAskedWhichOnesDeadLetters() {
+        assertThatThrownBy(() -> consumers.deadLetters(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("greetings").hasMessageContaining("farewells").hasMessageContaining("channel=");
+        assertThatThrownBy(() -> consumers.deadLetters("partings")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no inbox channel 'partings'");
+        assertThat(consumers.deadLetters("farewells").deadLetterQueue()).isEqualTo("greeting-consumer.farewells.dead-letter");
+    }
 
     @Test
     void deadLettersLookedAtTwentyFiveTimesAreStillThereOnceInOrderAndUncounted() throws Exception {

@@ -66,6 +66,17 @@ final class TestBroker {
         return management("GET", "/api/vhosts/" + encode(virtualHost) + "/connections").size();
     }
 
+    /** Those of them opened under {@code name} (a consumer opens its connection under its consumer name). */
+    int connections(String name) throws Exception {
+        int count = 0;
+        for (JsonNode connection : management("GET", "/api/vhosts/" + encode(virtualHost) + "/connections")) {
+            if (name.equals(connection.path("user_provided_name").asText(null))) {
+                count++;
+            }
+        }
+        return count;
+    }
+
     void deleteQueue(String queue) throws Exception {
         management("DELETE", "/api/queues/" + encode(virtualHost) + "/" + encode(queue));
     }
