@@ -94,15 +94,6 @@ public record Catalog(Relay relay, List<Service> services) {
             return kubernetes != null ? kubernetes : new Kubernetes(null, null, null);
         }
 
-        /** The fanout exchange in front of a channel's dead-letter queue. */
-        public String deadLetterExchange(Channel channel) {
-            return channel.deadLetterExchange();
-        }
-
-        /** The fanout exchange bound to a channel's queue alone, for redeliveries. */
-        public String retryExchange(Channel channel) {
-            return channel.retryExchange();
-        }
     }
 
     /**

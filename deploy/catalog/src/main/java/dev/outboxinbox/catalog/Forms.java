@@ -372,8 +372,8 @@ public final class Forms {
                 continue;
             }
             for (Channel channel : service.consumes()) {
-                String deadLetterExchange = service.deadLetterExchange(channel);
-                String retryExchange = service.retryExchange(channel);
+                String deadLetterExchange = channel.deadLetterExchange();
+                String retryExchange = channel.retryExchange();
                 exchanges.add(exchange(deadLetterExchange, "fanout", Map.of()));
                 exchanges.add(exchange(retryExchange, "fanout", Map.of()));
                 String destinationType;

@@ -256,9 +256,9 @@ public final class NewService {
         values.put("queue", channel.queue());
         values.put("exchange", channel.exchange());
         values.put("routing-keys", String.join(",", channel.events()));
-        values.put("dead-letter-exchange", service.deadLetterExchange(channel));
+        values.put("dead-letter-exchange", channel.deadLetterExchange());
         values.put("dead-letter-queue", channel.deadLetterQueue());
-        values.put("retry-exchange", service.retryExchange(channel));
+        values.put("retry-exchange", channel.retryExchange());
         values.put("first-event", channel.events().get(0));
         values.put("outbox-dependency", !produces ? "" : """
                         <dependency>

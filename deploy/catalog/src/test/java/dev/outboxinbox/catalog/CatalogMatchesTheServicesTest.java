@@ -48,8 +48,8 @@ class CatalogMatchesTheServicesTest {
                 expected.put(prefix + "exchange", channel.exchange());
                 expected.put(prefix + "routing-keys", String.join(",", channel.events()));
                 expected.put(prefix + "dead-letter-queue", channel.deadLetterQueue());
-                expected.put(prefix + "dead-letter-exchange", service.deadLetterExchange(channel));
-                expected.put(prefix + "retry-exchange", service.retryExchange(channel));
+                expected.put(prefix + "dead-letter-exchange", channel.deadLetterExchange());
+                expected.put(prefix + "retry-exchange", channel.retryExchange());
                 expected.put(prefix + "partitioning.count", String.valueOf(channel.partitions()));
             }
             Map<String, String> actual = new TreeMap<>();

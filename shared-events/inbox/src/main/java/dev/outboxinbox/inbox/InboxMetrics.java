@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * Counts what the inbox did, for logs, tests and {@code /q/metrics}:
@@ -108,33 +109,32 @@ public class InboxMetrics {
     }
 
     void batchCommitted(List<Outcome> outcomes) {
-        if (total != null) {
-            total.batchCommitted(outcomes);
-        }
-        batches.incrementAndGet();
+        count(metrics -> metrics.batches);
         for (Outcome outcome : outcomes) {
             if (outcome instanceof Outcome.Applied) {
-                applied.incrementAndGet();
+                count(metrics -> metrics.applied);
             } else if (outcome instanceof Outcome.Duplicate) {
-                duplicates.incrementAndGet();
+                count(metrics -> metrics.duplicates);
             } else if (outcome instanceof Outcome.Unchanged) {
-                unchanged.incrementAndGet();
+                count(metrics -> metrics.unchanged);
             }
         }
     }
 
-    public void poisoned() {
+    /** One more of {@code counter}, in this consumer's meters and in the service's total. */
+    private void count(Function<InboxMetrics, AtomicLong> counter) {
+        counter.apply(this).incrementAndGet();
         if (total != null) {
-            total.poisoned();
+            counter.apply(total).incrementAndGet();
         }
-        poison.incrementAndGet();
+    }
+
+    public void poisoned() {
+        count(metrics -> metrics.poison);
     }
 
     public void held() {
-        if (total != null) {
-            total.held();
-        }
-        held.incrementAndGet();
+        count(metrics -> metrics.held);
     }
 
     public long heldCount() {
@@ -142,17 +142,11 @@ public class InboxMetrics {
     }
 
     public void requeued() {
-        if (total != null) {
-            total.requeued();
-        }
-        requeued.incrementAndGet();
+        count(metrics -> metrics.requeued);
     }
 
     void nearDeliveryLimit() {
-        if (total != null) {
-            total.nearDeliveryLimit();
-        }
-        nearDeliveryLimit.incrementAndGet();
+        count(metrics -> metrics.nearDeliveryLimit);
     }
 
     public long nearDeliveryLimitCount() {
@@ -160,10 +154,7 @@ public class InboxMetrics {
     }
 
     void transientFailure() {
-        if (total != null) {
-            total.transientFailure();
-        }
-        transientFailures.incrementAndGet();
+        count(metrics -> metrics.transientFailures);
     }
 
     public long applied() {

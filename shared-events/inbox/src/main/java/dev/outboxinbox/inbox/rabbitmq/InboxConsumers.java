@@ -50,6 +50,8 @@ public class InboxConsumers {
     private final InboxConfig config;
     private final ConsumerNames names;
     private final Instance<MessageDecoder<?>> decoders;
+    /** The channels bound to this library's connector, as configured (they do not change while it runs). */
+    private final List<String> channels = channels(ConfigProvider.getConfig());
     /** Channel name → its consumer, in the order they were opened. Guarded by this. */
     private final Map<String, InboxConsumer> consumers = new LinkedHashMap<>();
     private final Map<String, DeadLetterRedelivery> deadLetters = new LinkedHashMap<>();
@@ -74,7 +76,6 @@ public class InboxConsumers {
      * it), or a {@code BatchEffects} bean (started here).
      */
     void start(@Observes StartupEvent event) {
-        List<String> channels = channels(ConfigProvider.getConfig());
         if (channels.isEmpty() && !handler.appliesBatches()) {
             throw new IllegalStateException("nothing applies this service's messages: bind a channel to "
                     + InboxConnector.NAME + " (mp.messaging.incoming.<channel>.connector) and handle it with an"
@@ -107,7 +108,7 @@ public class InboxConsumers {
         }
         if (!left.isEmpty()) {
             throw new IllegalStateException(left + ": these are a BatchEffects service's; this service reads channels "
-                    + channels(all) + ", each set under mp.messaging.incoming.<channel>.* (" + channel.key("queue")
+                    + channels + ", each set under mp.messaging.incoming.<channel>.* (" + channel.key("queue")
                     + ", " + channel.key("partitioning.count") + ", …)");
         }
     }
@@ -118,18 +119,12 @@ public class InboxConsumers {
         return open(settings);
     }
 
-    private InboxConsumer open(ChannelSettings settings) {
-        synchronized (this) {
-            refuseSharing(consumers.values().stream().map(InboxConsumer::settings).toList(), settings);
-        }
+    private synchronized InboxConsumer open(ChannelSettings settings) {
+        refuseSharing(consumers.values().stream().map(InboxConsumer::settings).toList(), settings);
         MessageClassifier classifier = MessageClassifier.of(settings, decoder(settings), metrics.consumer(settings.consumer()));
-        // Outside the lock: partitioned, it asks the database whether its instance name is taken.
         InboxConsumer consumer = new InboxConsumer(settings, classifier, metrics.consumer(settings.consumer()), tracing,
                 recentDeadLetters, broker, ConfigProvider.getConfig());
-        synchronized (this) {
-            refuseSharing(consumers.values().stream().map(InboxConsumer::settings).toList(), settings);
-            consumers.put(settings.channel(), consumer);
-        }
+        consumers.put(settings.channel(), consumer);
         names.add(settings.consumer());
         return consumer;
     }
@@ -193,7 +188,6 @@ public class InboxConsumers {
 
     /** The channels of this service bound to the inbox connector, opened or not yet. */
     List<String> expected() {
-        List<String> channels = channels(ConfigProvider.getConfig());
         return channels.isEmpty() ? List.of("inbox") : channels;
     }
 
