@@ -17,7 +17,8 @@ import java.util.UUID;
 
 /**
  * Measures the packaged order-service's reply consumer — the SmallRye channel on the inbox
- * library's connector, an {@code @Incoming @Inbox} method, one transaction per message — on the real
+ * library's connector, an {@code @Incoming @Inbox} method called once per message, the messages that
+ * arrive together in one transaction (the channel's group commit) — on the real
  * PostgreSQL and RabbitMQ, as InventoryBenchmark measures inventory's group commit, so that the two
  * run side by side ({@code deploy/benchmarks/replies}): N {@code InventoryReserved} replies for N
  * PENDING orders, held in the queue and released; then the same N again as duplicates, timed until

@@ -5,27 +5,46 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.subscription.MultiEmitter;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 /**
- * The inbox as a SmallRye Reactive Messaging channel: each message that passed the door becomes a
- * {@link Message} whose payload is what the {@link MessageDecoder} made and whose metadata is its
- * {@link InboxMetadata}; the {@code @Incoming @Inbox} method applies it, and SmallRye acks (the
- * method returned: its transaction committed) or nacks (it threw: everything rolled back).
+ * The inbox as a SmallRye Reactive Messaging channel, with group commit underneath: the
+ * {@code @Incoming @Inbox} method is called once per new message, as if it had a transaction of its
+ * own, but the messages that arrived together share one. On this channel's thread, for up to
+ * {@code inbox.max-batch-size} messages in the order they arrived:
+ * <ol>
+ *   <li>begin a transaction, set its fences, claim every message id in one INSERT
+ *       ({@link ChannelTransaction});</li>
+ *   <li>a copy (its key was there) is not offered to the method at all: a duplicate;</li>
+ *   <li>each new message becomes a {@link Message} whose payload is what the {@link MessageDecoder}
+ *       made and whose metadata is its {@link InboxMetadata}, all handed to SmallRye at once; SmallRye
+ *       calls the method for one after the other (ordered, {@link InboxMethods} refuses anything else)
+ *       on its worker threads, each call joining the transaction ({@link Inbox}) and leaving it before
+ *       the message is acked and the next one called;</li>
+ *   <li>once every call returned, commit once, and only then hand each message's outcome to the
+ *       transport, which acks.</li>
+ * </ol>
+ * What a method sees that it would not in a transaction of its own: the uncommitted writes of the
+ * messages before it in the batch, locks held until the batch commits, the service's transaction
+ * timeout ({@code quarkus.transaction-manager.default-transaction-timeout}) for the whole batch, and
+ * being called again for a message whose batch rolled back because another message failed.
  *
- * <p>A nack is judged as the batcher judges a failed batch, one message at a time, and the message
- * stays in hand meanwhile (unacked at the broker, so it spends nothing of the queue's delivery limit):
+ * <p><b>One message that throws is judged alone.</b> The method threw (nacked): the transaction is
+ * rolled back, so nothing of the batch took effect. The messages before the failed one are applied
+ * again as a batch, the failed one alone, in a transaction of its own, and the ones behind it wait
+ * their turn. A batch that fails without a message to blame (the claim or the commit failed: a
+ * constraint checked at commit, Hibernate's flush, the database gone) is applied again one message a
+ * transaction. Alone, a failed message is judged as the batcher judges a failed batch, and stays in
+ * hand meanwhile (unacked at the broker, so it spends nothing of the queue's delivery limit):
  * <ul>
  *   <li>{@link RejectedMessageException}: the business says it can never apply it: dead-lettered at once;</li>
  *   <li>a deadlock or serialization failure: offered to the method again after a pause, a few times;</li>
@@ -37,32 +56,37 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
  * A lock timeout or an ended idle session ({@link DatabaseErrors#blocked}) is offered again with a
  * growing pause for as long as it happens, never probed, never parked.
  *
- * <p>One message at a time: the next is offered to the method only once the one before it is settled
- * (applied, a duplicate, or parked). A failed message is offered again <b>in place</b>, ahead of every
- * message behind it, so the order in which a partition's messages arrived is the order in which they
- * take effect. (Offering it again behind the later ones, as this class once did, let a later event of
- * an order take effect before an earlier one whose transaction had failed once.)
+ * <p>A failed message is offered again <b>in place</b>, ahead of every message behind it, so the
+ * order in which a partition's messages arrived is the order in which they take effect. (Offering it
+ * again behind the later ones, as this class once did, let a later event of an order take effect
+ * before an earlier one whose transaction had failed once.) Whatever the method did for a message
+ * whose batch rolled back, it does again when the message is offered again: its effect belongs in the
+ * transaction, like the inbox row's.
  *
- * <p>The queue between the transport and SmallRye is unbounded: what bounds it is the consumer's
+ * <p>The queue between the transport and this thread is unbounded: what bounds it is the consumer's
  * prefetch (unacked messages per connection). A bounded one failing on overflow is how the stock
  * RabbitMQ connector lost its consumer after a broker restart (smallrye-reactive-messaging#1906).
  */
 public final class ChannelSink implements InboxSink {
 
-    private final BatchHandler inbox;
+    private final ChannelTransaction.Opener inbox;
     private final InboxMetrics metrics;
     private final String consumer;
+    private final int maxBatchSize;
+    private final boolean deduplicate;
     private final Duration initialBackoff;
     private final Duration maxBackoff;
-    private final ScheduledExecutorService retries =
-            Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "inbox-channel-retries"));
+    /** Messages not offered yet, in the order they arrived. */
+    private final LinkedBlockingQueue<Delivery> waiting = new LinkedBlockingQueue<>();
+    private volatile boolean running = true;
+    private final AtomicBoolean started = new AtomicBoolean();
+    private volatile Thread worker;
     private volatile MultiEmitter<? super Message<?>> emitter;
     private volatile String problem;
     private volatile Instant outageSince;
-    /** Messages behind the one in hand, in the order they arrived. Guarded by {@code this}. */
-    private final Deque<Delivery> waiting = new ArrayDeque<>();
-    /** The one message offered to the method and not settled yet. Guarded by {@code this}. */
-    private Delivery current;
+
+    /** How long a stopping channel waits for the calls it handed to SmallRye before rolling their transaction back. */
+    private static final long STOP_WAIT_MILLIS = 5_000;
 
     /** One message in hand, over its attempts. */
     private static final class Delivery {
@@ -78,21 +102,40 @@ public final class ChannelSink implements InboxSink {
         }
     }
 
-    ChannelSink(BatchHandler inbox, InboxMetrics metrics, String consumer, Duration initialBackoff, Duration maxBackoff) {
+    /**
+     * One try at a batch: its outcomes, committed; or the failure, everything rolled back, with the
+     * index of the message whose method threw ({@code -1}: no message to blame).
+     */
+    private record Attempt(List<Outcome> outcomes, int failedAt, Throwable failure) {
+
+        static Attempt committed(List<Outcome> outcomes) {
+            return new Attempt(outcomes, -1, null);
+        }
+
+        static Attempt failed(int at, Throwable failure) {
+            return new Attempt(null, at, failure);
+        }
+    }
+
+    ChannelSink(ChannelTransaction.Opener inbox, InboxMetrics metrics, String consumer, int maxBatchSize, boolean deduplicate,
+                Duration initialBackoff, Duration maxBackoff) {
         this.inbox = inbox;
         this.metrics = metrics;
         this.consumer = consumer;
+        this.maxBatchSize = maxBatchSize;
+        this.deduplicate = deduplicate;
         this.initialBackoff = initialBackoff;
         this.maxBackoff = maxBackoff;
     }
 
     /**
      * For the connector: one inbox channel, its messages kept under its consumer name, counted in its
-     * consumer's metrics, retried at the service's pace ({@code inbox.initial-backoff}, {@code inbox.max-backoff}).
+     * consumer's metrics, up to {@code inbox.max-batch-size} a transaction, retried at the service's
+     * pace ({@code inbox.initial-backoff}, {@code inbox.max-backoff}).
      */
     public static ChannelSink of(InboxHandler inbox, InboxMetrics metrics, ChannelSettings channel, InboxConfig config) {
-        return new ChannelSink(inbox, metrics.consumer(channel.consumer()), channel.consumer(), config.initialBackoff(),
-                config.maxBackoff());
+        return new ChannelSink(inbox, metrics.consumer(channel.consumer()), channel.consumer(), config.maxBatchSize(),
+                inbox.deduplicates(), config.initialBackoff(), config.maxBackoff());
     }
 
     /**
@@ -101,7 +144,15 @@ public final class ChannelSink implements InboxSink {
      */
     public Multi<Message<?>> messages(Runnable onSubscribe) {
         return Multi.createFrom().emitter(e -> {
+            if (!started.compareAndSet(false, true)) {
+                e.fail(new IllegalStateException("the inbox channel of " + consumer + " has a subscriber already"));
+                return;
+            }
             emitter = e;
+            Thread thread = new Thread(this::run, "inbox-channel-" + consumer);
+            thread.setDaemon(true);
+            worker = thread;
+            thread.start();
             onSubscribe.run();
         });
     }
@@ -109,49 +160,12 @@ public final class ChannelSink implements InboxSink {
     @Override
     public CompletableFuture<Outcome> submit(InboxMessage<?> message) {
         Delivery delivery = new Delivery(message);
-        synchronized (this) {
-            waiting.add(delivery);
+        waiting.add(delivery);
+        if (!running) {
+            // The channel's thread is gone (or going): nobody would ever take it from the queue.
+            handBackWaiting();
         }
-        next();
         return delivery.outcome;
-    }
-
-    /** Offers the next message if none is in hand. */
-    private void next() {
-        Delivery next;
-        synchronized (this) {
-            if (current != null || waiting.isEmpty()) {
-                return;
-            }
-            current = waiting.poll();
-            next = current;
-        }
-        offer(next);
-    }
-
-    /** The message in hand is settled: its outcome goes to the transport, and the one behind it is offered. */
-    private void settle(Delivery delivery, Outcome outcome) {
-        synchronized (this) {
-            if (current == delivery) {
-                current = null;
-            }
-        }
-        delivery.outcome.complete(outcome);
-        next();
-    }
-
-    /** Every message in hand or waiting goes back to the transport (to be requeued): nobody applies them. */
-    private void handBackAll(String reason) {
-        List<Delivery> all = new ArrayList<>();
-        synchronized (this) {
-            if (current != null) {
-                all.add(current);
-                current = null;
-            }
-            all.addAll(waiting);
-            waiting.clear();
-        }
-        all.forEach(d -> d.outcome.complete(new Outcome.Transient(reason)));
     }
 
     @Override
@@ -164,27 +178,259 @@ public final class ChannelSink implements InboxSink {
         return outageSince != null;
     }
 
-    /** Stops the pending retries; their messages are still unacked, and the broker redelivers them. */
+    /**
+     * Stops the channel's thread: a batch in its transaction is rolled back, and every message in hand or
+     * waiting goes back to the transport (still unacked: the broker redelivers them).
+     */
     public void close() {
-        retries.shutdownNow();
+        running = false;
+        Thread thread = worker;
+        if (thread != null) {
+            thread.interrupt();
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        handBackWaiting();
     }
 
-    private void offer(Delivery delivery) {
-        MultiEmitter<? super Message<?>> downstream = emitter;
-        if (downstream == null || downstream.isCancelled()) {
-            handBackAll("the channel is not consumed (the service is stopping)");
+    private void run() {
+        List<Delivery> batch = new ArrayList<>(maxBatchSize);
+        try {
+            applyUntilStopped(batch);
+        } finally {
+            // From here every message submitted is handed back at once (submit reads the flag after queueing it).
+            running = false;
+            handBackWaiting();
+        }
+    }
+
+    private void applyUntilStopped(List<Delivery> batch) {
+        while (running) {
+            try {
+                Delivery first = waiting.poll(1, TimeUnit.SECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                waiting.drainTo(batch, maxBatchSize - 1);
+                apply(batch);
+            } catch (InterruptedException e) {
+                handBack(batch, "consumer stopping"); // those not settled yet; a settled one keeps its outcome
+                if (running) {
+                    problem = "not applying messages: " + e.getMessage();
+                    Log.errorf("Inbox channel of %s stopped applying messages: %s; they go back to the queue", consumer,
+                            e.getMessage());
+                }
+                break;
+            } catch (Throwable e) { // NOPMD: an Error here must not strand the batch unacked while the service looks healthy
+                // A bug, not a message's fault: hand the batch back for redelivery rather than lose it or hold it forever.
+                problem = "the last batch failed unexpectedly: " + e;
+                Log.error("Inbox channel batch failed unexpectedly; its messages will be redelivered", e);
+                handBack(batch, e.toString());
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    /** Applies {@code batch} (in arrival order), judging alone whatever fails; returns once each is settled. */
+    private void apply(List<Delivery> batch) throws InterruptedException {
+        if (batch.size() == 1) {
+            applyAlone(batch.get(0), null);
             return;
         }
-        InboxMetadata metadata = new InboxMetadata(consumer, delivery.message.messageId(), delivery.message.type(),
-                delivery.message.traceparent());
-        Message<?> message = Message.of(delivery.message.payload(), Metadata.of(metadata))
-                .withAck(() -> applied(delivery, metadata))
-                .withNack(failure -> failed(delivery, failure));
-        downstream.emit(message);
+        Attempt attempt = attempt(batch);
+        if (attempt.failure() == null) {
+            settled(batch, attempt.outcomes());
+            return;
+        }
+        int at = attempt.failedAt();
+        if (at < 0) {
+            metrics.transientFailure();
+            Log.warnf("Batch of %d failed (%s); applying its messages one a transaction", batch.size(),
+                    InboxBatcher.rootMessage(attempt.failure()));
+            for (Delivery delivery : batch) {
+                applyAlone(delivery, null);
+            }
+            return;
+        }
+        // Everything rolled back: the ones before the failed message again together, then the failed one
+        // alone (judged with the failure it had), then the ones behind it.
+        if (at > 0) {
+            apply(new ArrayList<>(batch.subList(0, at)));
+        }
+        applyAlone(batch.get(at), attempt.failure());
+        if (at + 1 < batch.size()) {
+            apply(new ArrayList<>(batch.subList(at + 1, batch.size())));
+        }
     }
 
-    private CompletionStage<Void> applied(Delivery delivery, InboxMetadata metadata) {
-        Outcome outcome = metadata.outcome();
+    /** One message a transaction until it is settled: applied, a duplicate, or parked. */
+    private void applyAlone(Delivery delivery, Throwable failure) throws InterruptedException {
+        Throwable last = failure;
+        while (true) {
+            if (!running) {
+                throw new InterruptedException("the channel is stopping");
+            }
+            if (last != null) {
+                Duration pause = judge(delivery, last);
+                if (pause == null) {
+                    return; // parked
+                }
+                if (!pause.isZero()) {
+                    Thread.sleep(pause.toMillis());
+                }
+            }
+            Attempt attempt = attempt(List.of(delivery));
+            if (attempt.failure() == null) {
+                settled(List.of(delivery), attempt.outcomes());
+                return;
+            }
+            last = attempt.failure();
+        }
+    }
+
+    private Attempt attempt(List<Delivery> batch) throws InterruptedException {
+        ChannelTransaction transaction;
+        try {
+            transaction = inbox.begin(consumer, batch.stream().<InboxMessage<?>>map(d -> d.message).toList());
+        } catch (RuntimeException e) {
+            return Attempt.failed(-1, e);
+        }
+        List<Offered> offered = new ArrayList<>(batch.size());
+        boolean committed = false;
+        try {
+            // Every new message is handed to SmallRye at once: it calls the method for one after the other
+            // (ordered, as InboxMethods requires), each call joining the transaction in turn.
+            Outcome[] outcomes = new Outcome[batch.size()];
+            for (int i = 0; i < batch.size(); i++) {
+                InboxMessage<?> message = batch.get(i).message;
+                boolean fresh = transaction.claimed(message.messageId());
+                if (!fresh && deduplicate) {
+                    outcomes[i] = new Outcome.Duplicate(); // not offered: the method never sees a copy
+                    continue;
+                }
+                InboxMetadata metadata = new InboxMetadata(consumer, message.messageId(), message.type(), message.traceparent(),
+                        transaction);
+                metadata.claimed(fresh);
+                offered.add(new Offered(i, metadata, offer(message, metadata, transaction)));
+            }
+            for (Offered one : offered) {
+                Throwable thrown = returned(one.returned());
+                if (thrown != null) {
+                    // The calls behind it skip the method (abandoned), and have returned before the rollback.
+                    awaitAll(offered);
+                    return Attempt.failed(one.index(), thrown);
+                }
+            }
+            for (Offered one : offered) {
+                if (!one.metadata().wasJoined()) {
+                    // InboxConsumers refuses such a method at start; this is the last fence before a commit.
+                    throw new IllegalStateException("the method reading the inbox channel of " + consumer + " returned for message "
+                            + one.metadata().messageId() + " without joining its transaction: it needs @Inbox");
+                }
+            }
+            try {
+                transaction.commit();
+                committed = true;
+            } catch (RuntimeException e) {
+                return Attempt.failed(-1, e);
+            }
+            for (Offered one : offered) {
+                outcomes[one.index()] = one.metadata().outcome();
+            }
+            return Attempt.committed(List.of(outcomes));
+        } catch (InterruptedException | RuntimeException | Error stopping) {
+            // Stopping, or a bug: no call of this batch may still be inside the transaction when it rolls back.
+            transaction.abandon();
+            awaitAllUninterruptibly(offered);
+            throw stopping;
+        } finally {
+            if (!committed) {
+                transaction.rollback();
+            }
+        }
+    }
+
+    /** Waits until every call handed over has returned (an abandoned batch's calls return at once). */
+    private void awaitAll(List<Offered> offered) throws InterruptedException {
+        for (Offered one : offered) {
+            returned(one.returned());
+        }
+    }
+
+    /** As {@link #awaitAll}, for a stopping channel: {@value #STOP_WAIT_MILLIS} ms at most, through interrupts. */
+    private static void awaitAllUninterruptibly(List<Offered> offered) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_WAIT_MILLIS);
+        boolean interrupted = false;
+        for (Offered one : offered) {
+            while (!one.returned().isDone() && System.nanoTime() < deadline) {
+                try {
+                    one.returned().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException | TimeoutException e) {
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A message handed to the method: where it is in its batch, its metadata, and its call's end (null: returned). */
+    private record Offered(int index, InboxMetadata metadata, CompletableFuture<Throwable> returned) {
+    }
+
+    /**
+     * Hands one message to SmallRye for the method; the future completes when the method returned
+     * (null) or threw (its failure; the rest of the batch is abandoned at once, before the next call).
+     *
+     * @throws InterruptedException nobody consumes the channel any more (the service is stopping)
+     */
+    private CompletableFuture<Throwable> offer(InboxMessage<?> delivered, InboxMetadata metadata, ChannelTransaction transaction)
+            throws InterruptedException {
+        MultiEmitter<? super Message<?>> downstream = emitter;
+        if (downstream == null || downstream.isCancelled()) {
+            throw new InterruptedException("the channel is not consumed (the service is stopping)");
+        }
+        CompletableFuture<Throwable> returned = new CompletableFuture<>();
+        Message<?> message = Message.of(delivered.payload(), Metadata.of(metadata))
+                .withAck(() -> {
+                    returned.complete(null);
+                    return CompletableFuture.completedFuture(null);
+                })
+                .withNack(failure -> {
+                    transaction.abandon();
+                    returned.complete(failure != null ? failure : new IllegalStateException("nacked without a reason"));
+                    return CompletableFuture.completedFuture(null);
+                });
+        downstream.emit(message);
+        return returned;
+    }
+
+    /** Waits until the method returned (null) or threw (its failure). */
+    private Throwable returned(CompletableFuture<Throwable> returned) throws InterruptedException {
+        while (true) {
+            try {
+                return returned.get(1, TimeUnit.SECONDS);
+            } catch (TimeoutException stillRunning) {
+                MultiEmitter<? super Message<?>> downstream = emitter;
+                if (downstream == null || downstream.isCancelled()) {
+                    throw new InterruptedException("the channel is not consumed any more (the service is stopping)");
+                }
+            } catch (ExecutionException impossible) {
+                return impossible.getCause();
+            }
+        }
+    }
+
+    /** Committed: the state first, then the outcomes (whoever sees a message acked sees the service healthy). */
+    private void settled(List<Delivery> batch, List<Outcome> outcomes) {
         if (problem != null) {
             Instant since = outageSince;
             Log.infof("Applying messages again%s", since == null ? ""
@@ -192,50 +438,39 @@ public final class ChannelSink implements InboxSink {
             problem = null;
             outageSince = null;
         }
-        metrics.batchCommitted(List.of(outcome));
-        settle(delivery, outcome);
-        return CompletableFuture.completedFuture(null);
-    }
-
-    private CompletionStage<Void> failed(Delivery delivery, Throwable failure) {
-        // The probe is JDBC and may wait on a dead database: not on SmallRye's thread.
-        try {
-            retries.execute(() -> judge(delivery, failure));
-        } catch (RejectedExecutionException stopping) {
-            handBackAll("consumer stopping");
+        metrics.batchCommitted(outcomes);
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).outcome.complete(outcomes.get(i));
         }
-        return CompletableFuture.completedFuture(null);
     }
 
-    private void judge(Delivery delivery, Throwable failure) {
+    /** @return how long to wait before offering the message again; null once it is parked */
+    private Duration judge(Delivery delivery, Throwable failure) {
         RejectedMessageException rejected = rejection(failure);
         if (rejected != null) {
-            settle(delivery, new Outcome.Poison(rejected.reason()));
-            return;
+            delivery.outcome.complete(new Outcome.Poison(rejected.reason()));
+            return null;
         }
         metrics.transientFailure();
         String reason = InboxBatcher.rootMessage(failure);
         if (DatabaseErrors.blocked(failure)) {
             // A fence ended the wait on a row another transaction holds: nobody's fault, in place.
             Log.warnf("Message %s is blocked (%s); offering it again, nothing behind it goes first", delivery.message.messageId(), reason);
-            later(delivery, InboxBatcher.backoff(delivery.blockedAttempts++, initialBackoff, maxBackoff));
-            return;
+            return InboxBatcher.backoff(delivery.blockedAttempts++, initialBackoff, maxBackoff);
         }
         if (InboxBatcher.isTransient(failure) && delivery.transientFailures < InboxBatcher.RETRIES_BEFORE_PROBING) {
             Log.warnf("Message %s failed (%s); offering it again", delivery.message.messageId(), reason);
-            later(delivery, InboxBatcher.backoff(delivery.transientFailures++, initialBackoff, maxBackoff));
-            return;
+            return InboxBatcher.backoff(delivery.transientFailures++, initialBackoff, maxBackoff);
         }
         String probeFailure = probe();
         if (probeFailure == null) {
             if (++delivery.failuresWhileProbePassed >= 2) {
                 Log.errorf("Message %s is poison: %s", delivery.message.messageId(), reason);
-                settle(delivery, new Outcome.Poison(InboxBatcher.POISON + reason));
-            } else {
-                // Once is not proof: an outage may have ended between the failure and the probe.
-                offer(delivery);
+                delivery.outcome.complete(new Outcome.Poison(InboxBatcher.POISON + reason));
+                return null;
             }
-            return;
+            // Once is not proof: an outage may have ended between the failure and the probe.
+            return Duration.ZERO;
         }
         delivery.failuresWhileProbePassed = 0;
         if (outageSince == null) {
@@ -244,20 +479,23 @@ public final class ChannelSink implements InboxSink {
                     + " none is parked, retrying until it passes", reason, probeFailure);
         }
         problem = "outage since " + outageSince + ": the database refuses writes (" + probeFailure + ")";
-        later(delivery, InboxBatcher.backoff(delivery.outageAttempts++, initialBackoff, maxBackoff));
+        return InboxBatcher.backoff(delivery.outageAttempts++, initialBackoff, maxBackoff);
     }
 
-    private void later(Delivery delivery, Duration pause) {
-        try {
-            retries.schedule(() -> offer(delivery), pause.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopping) {
-            handBackAll("consumer stopping");
-        }
+    /** Messages nobody will apply go back to the transport (requeued); those settled already keep their outcome. */
+    private static void handBack(List<Delivery> deliveries, String reason) {
+        deliveries.forEach(d -> d.outcome.complete(new Outcome.Transient(reason)));
+    }
+
+    private void handBackWaiting() {
+        List<Delivery> left = new ArrayList<>();
+        waiting.drainTo(left);
+        handBack(left, "consumer stopping");
     }
 
     private String probe() {
         try {
-            inbox.probe();
+            inbox.probe(consumer);
             return null;
         } catch (RuntimeException e) {
             return InboxBatcher.rootMessage(e);

@@ -1,9 +1,18 @@
 package dev.outboxinbox.inbox;
 
+import io.quarkus.logging.Log;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
+import jakarta.transaction.HeuristicMixedException;
+import jakarta.transaction.HeuristicRollbackException;
+import jakarta.transaction.InvalidTransactionException;
+import jakarta.transaction.NotSupportedException;
+import jakarta.transaction.RollbackException;
+import jakarta.transaction.SystemException;
+import jakarta.transaction.Transaction;
+import jakarta.transaction.TransactionManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,8 +31,9 @@ import javax.sql.DataSource;
  * Where the idempotency lives. In one transaction: insert the batch's message ids into the inbox
  * first — the primary key {@code (consumer, message_id)} decides, and only the ids the insert really
  * added are new — then apply the effect of the new ones, and only theirs (the business: its
- * {@code @Inbox} method, one message a transaction, or its {@link BatchEffects}, a batch a
- * transaction). Commit, and only then does the transport ack.
+ * {@code @Inbox} method, called for each new message in turn inside the channel's transaction
+ * ({@link #begin}, {@link ChannelSink}), or its {@link BatchEffects}, once for the batch ({@link #handle})).
+ * Commit, and only then does the transport ack.
  *
  * <p>Two consumers racing on one message: the second INSERT waits on the first transaction's
  * uncommitted key; if that commits, the second sees the conflict and does nothing; if it rolls
@@ -31,33 +41,37 @@ import javax.sql.DataSource;
  * handler sharing this database) each have their own key for the same message.
  */
 @ApplicationScoped
-public class InboxHandler implements BatchHandler {
+public class InboxHandler implements BatchHandler, ChannelTransaction.Opener {
 
     private final DataSource dataSource;
+    private final TransactionManager transactions;
     private final BatchEffects<Object> effects;
     private final String consumer;
     private final boolean deduplicate;
     private final TransactionFences fences;
+    /** The service's Hibernate sessions, opened on the thread that ends a channel's transaction. */
+    private final HibernateSessions hibernate = new HibernateSessions();
 
     @Inject
-    InboxHandler(DataSource dataSource, Instance<BatchEffects<?>> batchEffects, InboxConfig config,
-            DeduplicationGuard deduplication, TransactionFences fences) {
-        this(dataSource, batchEffects(batchEffects), config.consumer(), deduplication.deduplicating(), fences);
+    InboxHandler(DataSource dataSource, TransactionManager transactions, Instance<BatchEffects<?>> batchEffects,
+            InboxConfig config, DeduplicationGuard deduplication, TransactionFences fences) {
+        this(dataSource, transactions, batchEffects(batchEffects), config.consumer(), deduplication.deduplicating(), fences);
     }
 
     InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate) {
-        this(dataSource, effects, consumer, deduplicate, new TransactionFences(Duration.ZERO, Duration.ZERO));
+        this(dataSource, null, effects, consumer, deduplicate, new TransactionFences(Duration.ZERO, Duration.ZERO));
     }
 
     /** @param effects the service's {@link BatchEffects}, or null where an {@code @Inbox} method applies the messages */
     @SuppressWarnings("unchecked")
-    InboxHandler(DataSource dataSource, BatchEffects<?> effects, String consumer, boolean deduplicate,
-                 TransactionFences fences) {
+    InboxHandler(DataSource dataSource, TransactionManager transactions, BatchEffects<?> effects, String consumer,
+                 boolean deduplicate, TransactionFences fences) {
         if (consumer.isBlank() || consumer.length() > InboxMessage.MAX_KEY_LENGTH) {
             // The inbox column is varchar(64): a longer name would fail every batch, like an outage that never ends.
             throw new IllegalArgumentException("inbox.consumer must be 1 to 64 characters, not '" + consumer + "'");
         }
         this.dataSource = dataSource;
+        this.transactions = transactions;
         // The transport hands over exactly the payload type the decoder made for this consumer.
         this.effects = (BatchEffects<Object>) effects;
         this.consumer = consumer;
@@ -76,6 +90,11 @@ public class InboxHandler implements BatchHandler {
     /** Whether the service applies messages a batch at a time ({@link BatchEffects}) rather than with an {@code @Inbox} method. */
     public boolean appliesBatches() {
         return effects != null;
+    }
+
+    /** Whether a copy is skipped (always, but in the chaos profile's negative control: {@link DeduplicationGuard}). */
+    boolean deduplicates() {
+        return deduplicate;
     }
 
     /** The name a {@link BatchEffects} service's messages are kept under in the inbox ({@code inbox.consumer}). */
@@ -196,6 +215,138 @@ public class InboxHandler implements BatchHandler {
             }
         }
         return inserted;
+    }
+
+    /**
+     * A channel's transaction for {@code batch}: begun on this thread, its fences set, every message id
+     * claimed under {@code consumer} in one INSERT, then detached from this thread for the
+     * {@code @Inbox} method to join, one message at a time ({@link ChannelSink}).
+     */
+    @Override
+    public ChannelTransaction begin(String consumer, List<InboxMessage<?>> batch) {
+        try {
+            transactions.begin();
+        } catch (NotSupportedException | SystemException e) {
+            throw new IllegalStateException("cannot begin the inbox's transaction: " + e.getMessage(), e);
+        }
+        try {
+            hibernate.openOnThisThread();
+            Set<String> fresh = claim(consumer, batch);
+            return new JtaChannelTransaction(transactions, transactions.suspend(), fresh);
+        } catch (RuntimeException | SystemException e) {
+            try {
+                transactions.rollback();
+            } catch (IllegalStateException | SecurityException | SystemException alreadyOver) {
+                e.addSuppressed(alreadyOver);
+            }
+            throw e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The channel's probe goes the channel's way ({@link #begin}: the transaction manager, the fences,
+     * the service's Hibernate session, the claim), so that a fault of that way reads as an outage
+     * rather than as every message's fault.
+     */
+    @Override
+    public void probe(String consumer) {
+        begin(consumer, List.of(new InboxMessage<>("inbox-probe-" + UUID.randomUUID(), "inbox-probe", null))).rollback();
+    }
+
+    /** A JTA transaction handed between the sink's thread and the method's: one thread at a time. */
+    private static final class JtaChannelTransaction implements ChannelTransaction {
+
+        private final TransactionManager transactions;
+        private final Transaction transaction;
+        private final Set<String> fresh;
+        private volatile boolean abandoned;
+
+        JtaChannelTransaction(TransactionManager transactions, Transaction transaction, Set<String> fresh) {
+            this.transactions = transactions;
+            this.transaction = transaction;
+            this.fresh = fresh;
+        }
+
+        @Override
+        public boolean claimed(String messageId) {
+            return fresh.remove(messageId);
+        }
+
+        @Override
+        public void abandon() {
+            abandoned = true;
+        }
+
+        @Override
+        public boolean join() {
+            if (abandoned) {
+                return false;
+            }
+            resume();
+            return true;
+        }
+
+        private void resume() {
+            try {
+                transactions.resume(transaction);
+            } catch (InvalidTransactionException | SystemException e) {
+                // Ended under the method's feet (the transaction timeout's reaper rolled it back): the batch fails.
+                throw new IllegalStateException("the inbox's transaction cannot be joined: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void leave() {
+            try {
+                transactions.suspend();
+            } catch (SystemException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void commit() {
+            if (abandoned) {
+                throw new IllegalStateException("an abandoned batch does not commit");
+            }
+            // On this thread: Hibernate flushes its session before the commit, and Agroal finds the
+            // transaction's connection by the thread's transaction.
+            resume();
+            try {
+                transactions.commit();
+            } catch (RollbackException | HeuristicMixedException | HeuristicRollbackException | SystemException e) {
+                throw new IllegalStateException("the inbox's transaction did not commit: " + e.getMessage(), e);
+            } finally {
+                if (associated()) {
+                    leave();
+                }
+            }
+        }
+
+        @Override
+        public void rollback() {
+            // On this thread too: Agroal rolls the connection back only for the thread's own transaction
+            // (from a thread without it, the rollback fails and the connection keeps its open transaction).
+            try {
+                transactions.resume(transaction);
+                transactions.rollback();
+            } catch (InvalidTransactionException | IllegalStateException | SecurityException | SystemException alreadyOver) {
+                // Rolled back already (by the reaper, or with its connection): nothing of it commits either way.
+                Log.debugf("the inbox's transaction was over before its rollback: %s", alreadyOver);
+            } finally {
+                if (associated()) {
+                    leave();
+                }
+            }
+        }
+
+        private boolean associated() {
+            try {
+                return transactions.getTransaction() != null;
+            } catch (SystemException e) {
+                return false;
+            }
+        }
     }
 
     /** The database refused the inbox insert; the batcher reads the SQLSTATE of the cause. */

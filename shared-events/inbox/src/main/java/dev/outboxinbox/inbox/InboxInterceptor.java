@@ -9,9 +9,13 @@ import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
 /**
- * The idempotent consumer around one {@code @Incoming} method: in one transaction, insert the
- * message id first, and call the method only if the insert added it. Inside {@code @Transactional}
- * (priority 200 after PLATFORM_BEFORE) when a method has both, so it joins that transaction. The
+ * The idempotent consumer around one {@code @Incoming} method. On an inbox channel the method joins
+ * the channel's transaction, in which the message's key was claimed (inserted first) with the rest of
+ * its batch, and is called only for a message that claim added ({@link ChannelSink}: a copy never
+ * reaches it); the channel commits, then acks. Called any other way (a test calling the method with an
+ * {@link InboxMetadata} it made), it claims the key itself, in the caller's transaction or one of its
+ * own, and calls the method only if the insert added it. ({@code @Transactional} on an {@code @Inbox}
+ * method is refused at start, {@link InboxMethods}: it would open a transaction of its own.) The
  * message's trace is the current context while the method runs ({@link InboxMetadata#traceparent()}):
  * a reply it sends through the outbox emitter continues the incoming message's trace, and a span the
  * method starts is the consumer span's child. (The current span is that span's context, not the span:
@@ -33,7 +37,27 @@ class InboxInterceptor {
     @AroundInvoke
     Object claimFirst(InvocationContext invocation) throws Exception {
         InboxMetadata metadata = metadataOf(invocation);
+        ChannelTransaction batch = metadata.transaction();
         try (Scope trace = InboxTracing.makeCurrent(metadata.traceparent())) {
+            if (batch != null) {
+                // The channel claimed the key already, with the rest of its batch: join, apply, leave; it commits.
+                if (!batch.join()) {
+                    return null; // an earlier message of the batch failed: it rolls back, this one is offered again
+                }
+                metadata.joined();
+                try {
+                    return invocation.proceed();
+                } finally {
+                    batch.leave();
+                }
+            }
+            return claimAndApply(invocation, metadata);
+        }
+    }
+
+    /** Called outside a channel (a test calling the method): its own transaction, or the caller's. */
+    private Object claimAndApply(InvocationContext invocation, InboxMetadata metadata) throws Exception {
+        try {
             return QuarkusTransaction.joiningExisting().call(() -> {
                 boolean added = inbox.claim(metadata.consumer(), metadata.messageId(), metadata.type());
                 metadata.claimed(added);

@@ -14,9 +14,13 @@ public final class InboxMetadata {
     private final String messageId;
     private final String type;
     private final String traceparent;
+    /** The channel's transaction the method joins; null when a test calls the method itself. */
+    private final ChannelTransaction transaction;
     private volatile boolean duplicate;
     private volatile boolean newToInbox = true;
     private volatile boolean changedNothing;
+    /** Whether a method joined {@link #transaction} for this message (the {@link Inbox} interceptor did). */
+    private volatile boolean joined;
 
     /** A message without a trace (a unit test of an {@code @Inbox} method, say). */
     public InboxMetadata(String consumer, String messageId, String type) {
@@ -25,10 +29,16 @@ public final class InboxMetadata {
 
     /** @param traceparent W3C trace context the consumer handles the message in, or null */
     public InboxMetadata(String consumer, String messageId, String type, String traceparent) {
+        this(consumer, messageId, type, traceparent, null);
+    }
+
+    /** A message of a channel batch: its key is claimed already, in {@code transaction}, which the method joins. */
+    InboxMetadata(String consumer, String messageId, String type, String traceparent, ChannelTransaction transaction) {
         this.consumer = consumer;
         this.messageId = messageId;
         this.type = type;
         this.traceparent = traceparent;
+        this.transaction = transaction;
     }
 
     /** The name this consumer's messages are kept under (with the message id, the inbox key). */
@@ -60,6 +70,20 @@ public final class InboxMetadata {
      */
     public void changedNothing() {
         changedNothing = true;
+    }
+
+    /** The transaction the message's key was claimed in, which the method joins; null: the interceptor opens one. */
+    ChannelTransaction transaction() {
+        return transaction;
+    }
+
+    void joined() {
+        joined = true;
+    }
+
+    /** Whether the {@link Inbox} interceptor joined the method to the transaction for this message. */
+    boolean wasJoined() {
+        return joined;
     }
 
     void markDuplicate() {

@@ -14,20 +14,22 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 
 /**
  * Checks every {@link Inbox} method at start: a mistake in its signature would otherwise show up
  * only when messages come, each of them failing and dead-lettered. An {@code @Inbox} method needs
- * the {@link InboxMetadata} parameter (the inbox key) and a worker thread (it does JDBC).
+ * the {@link InboxMetadata} parameter (the inbox key), a worker thread (it does JDBC), calls in order
+ * (not {@code @Blocking(ordered = false)}, not on virtual threads: a batch's messages share a
+ * transaction, one after the other), and no {@code @Transactional} of its own (the inbox's
+ * transaction is the one it runs in).
  */
 @ApplicationScoped
 class InboxMethods {
 
     private static final List<Class<? extends Annotation>> OFF_THE_EVENT_LOOP = List.of(
             io.smallrye.common.annotation.Blocking.class,
-            io.smallrye.reactive.messaging.annotations.Blocking.class,
-            io.smallrye.common.annotation.RunOnVirtualThread.class,
-            Transactional.class);
+            io.smallrye.reactive.messaging.annotations.Blocking.class);
 
     void check(@Observes StartupEvent event, BeanManager beans) {
         List<String> problems = new ArrayList<>();
@@ -74,6 +76,25 @@ class InboxMethods {
             if (OFF_THE_EVENT_LOOP.stream().noneMatch(method::isAnnotationPresent)) {
                 problems.add("@Inbox method " + name + " needs @Blocking (it runs a database transaction:"
                         + " not on the event loop)");
+            }
+            io.smallrye.reactive.messaging.annotations.Blocking blocking =
+                    method.getAnnotation(io.smallrye.reactive.messaging.annotations.Blocking.class);
+            if ((blocking != null && !blocking.ordered())
+                    || method.isAnnotationPresent(io.smallrye.common.annotation.RunOnVirtualThread.class)
+                    || type.isAnnotationPresent(io.smallrye.common.annotation.RunOnVirtualThread.class)) {
+                problems.add("@Inbox method " + name + " must be called in order, one message after the other"
+                        + " (@Blocking, ordered): the messages of a batch share one transaction, and a partition's"
+                        + " order is the order they take effect in");
+            }
+            Acknowledgment acknowledgment = method.getAnnotation(Acknowledgment.class);
+            if (acknowledgment != null && acknowledgment.value() != Acknowledgment.Strategy.POST_PROCESSING) {
+                problems.add("@Acknowledgment(" + acknowledgment.value() + ") on @Inbox method " + name + ": the inbox"
+                        + " commits once the method returned, and acks after the commit (POST_PROCESSING, the default)");
+            }
+            if (method.isAnnotationPresent(Transactional.class) || type.isAnnotationPresent(Transactional.class)) {
+                problems.add("@Transactional on @Inbox method " + name + " (or its class): the inbox runs the"
+                        + " transaction, one for several messages, and the method joins it; @Transactional would"
+                        + " begin another, and its writes would commit apart from the inbox row");
             }
         }
         return problems;

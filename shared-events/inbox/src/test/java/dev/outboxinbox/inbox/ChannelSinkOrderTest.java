@@ -6,40 +6,99 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The channel path keeps a partition's order when a message fails: the failed one is offered again
- * before any message behind it, one message at a time (issue 27, item 3). Unit level: the order of
- * offers is the sink's own; the database's part (the probe, a real transaction) is InboxChannelTest's.
+ * The channel's group commit and its order (issue 27, item 3; issue 29, item 1): the messages that
+ * arrived together share a transaction; one that fails rolls its batch back and is offered again alone
+ * before any message behind it. Unit level, with a transaction that only counts: the order of offers and
+ * the transactions are the sink's own; the database's part (the claim, the probe, a real rollback) is
+ * InboxChannelTest's.
  */
 class ChannelSinkOrderTest {
 
     private final List<String> offered = new CopyOnWriteArrayList<>();
-    private final ChannelSink sink = new ChannelSink(new BatchHandler() {
+    private final AtomicInteger begun = new AtomicInteger();
+    private final AtomicInteger committed = new AtomicInteger();
+    private final AtomicInteger rolledBack = new AtomicInteger();
+    private final AtomicBoolean failNextCommit = new AtomicBoolean();
+    /** Where the method runs, as SmallRye runs a @Blocking method: on a worker thread, one call after the other. */
+    private final ExecutorService worker = Executors.newSingleThreadExecutor();
+    /** Ids the fake inbox already has: a claim does not add them. */
+    private final Set<String> known = new HashSet<>(Set.of("copy-id"));
+
+    private final ChannelSink sink = new ChannelSink(new ChannelTransaction.Opener() {
         @Override
-        public List<Outcome> handle(List<InboxMessage<?>> batch) {
-            throw new UnsupportedOperationException();
+        public ChannelTransaction begin(String consumer, List<InboxMessage<?>> batch) {
+            begun.incrementAndGet();
+            Set<String> fresh = new HashSet<>();
+            batch.stream().map(InboxMessage::messageId).filter(id -> !known.contains(id)).forEach(fresh::add);
+            return new ChannelTransaction() {
+                private volatile boolean abandoned;
+
+                @Override
+                public boolean claimed(String messageId) {
+                    return fresh.remove(messageId);
+                }
+
+                @Override
+                public boolean join() {
+                    return !abandoned;
+                }
+
+                @Override
+                public void abandon() {
+                    abandoned = true;
+                }
+
+                @Override
+                public void leave() {
+                }
+
+                @Override
+                public void commit() {
+                    if (failNextCommit.getAndSet(false)) {
+                        throw new IllegalStateException("a constraint checked at commit");
+                    }
+                    committed.incrementAndGet();
+                }
+
+                @Override
+                public void rollback() {
+                    rolledBack.incrementAndGet();
+                }
+            };
         }
 
         @Override
-        public void probe() {
+        public void probe(String consumer) {
         }
-    }, new InboxMetrics(new SimpleMeterRegistry(), "test-consumer"), "test-consumer", Duration.ofMillis(50), Duration.ofMillis(200));
+    }, new InboxMetrics(new SimpleMeterRegistry(), "test-consumer"), "test-consumer", 100, true,
+            Duration.ofMillis(50), Duration.ofMillis(200));
 
     @AfterEach
     void close() {
         sink.close();
+        worker.shutdownNow();
     }
 
     @Test
     void aFailedMessageIsOfferedAgainBeforeTheOnesBehindIt() throws Exception {
-        sink.messages(() -> { }).subscribe().with(message -> {
+        subscribe(message -> {
             String payload = (String) message.getPayload();
             offered.add(payload);
             if (payload.equals("first") && offered.stream().filter("first"::equals).count() <= 2) {
@@ -63,7 +122,7 @@ class ChannelSinkOrderTest {
 
     @Test
     void aMessageParkedAsPoisonLetsTheNextOneThrough() throws Exception {
-        sink.messages(() -> { }).subscribe().with(message -> {
+        subscribe(message -> {
             offered.add((String) message.getPayload());
             if (message.getPayload().equals("bad")) {
                 message.nack(new RejectedMessageException("never"));
@@ -76,6 +135,86 @@ class ChannelSinkOrderTest {
         assertThat(bad.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Poison.class);
         assertThat(good.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Applied.class);
         assertThat(offered).containsExactly("bad", "good");
+    }
+
+    @Test
+    void messagesThatArriveTogetherShareOneTransactionAndACopyNeverReachesTheMethod() throws Exception {
+        // Submitted before anyone consumes the channel: the channel's thread starts with all five in hand.
+        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
+        for (String payload : List.of("one", "two", "copy", "three", "two")) {
+            outcomes.add(sink.submit(event(payload)));
+        }
+        subscribe(message -> {
+            offered.add((String) message.getPayload());
+            message.ack();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+
+        assertThat(begun).as("one transaction").hasValue(1);
+        assertThat(committed).hasValue(1);
+        assertThat(offered).as("a copy of an earlier message, and the second 'two' of this batch, are not offered")
+                .containsExactly("one", "two", "three");
+        assertThat(outcomes.stream().map(CompletableFuture::join).map(o -> o.getClass().getSimpleName()))
+                .containsExactly("Applied", "Applied", "Duplicate", "Applied", "Duplicate");
+    }
+
+    @Test
+    void aMessageThatThrowsRollsItsBatchBackAndIsJudgedAloneWhileTheOthersKeepTheirOrder() throws Exception {
+        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
+        for (String payload : List.of("a", "b", "bad", "c", "d")) {
+            outcomes.add(sink.submit(event(payload)));
+        }
+        subscribe(message -> {
+            offered.add((String) message.getPayload());
+            if (message.getPayload().equals("bad")) {
+                message.nack(new RejectedMessageException("never"));
+            } else {
+                message.ack();
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+
+        assertThat(offered).as("the batch up to the failure (the rest not called), rolled back; the ones before it again;"
+                        + " the ones behind it").containsExactly("a", "b", "bad", "a", "b", "c", "d");
+        assertThat(rolledBack).as("the first try of the batch").hasValue(1);
+        assertThat(committed).as("[a, b] and [c, d]; the rejected message is parked without another try").hasValue(2);
+        assertThat(outcomes.stream().map(CompletableFuture::join).map(o -> o.getClass().getSimpleName()))
+                .containsExactly("Applied", "Applied", "Poison", "Applied", "Applied");
+    }
+
+    @Test
+    void aBatchThatFailsWithNoMessageToBlameIsAppliedOneMessageATransaction() throws Exception {
+        failNextCommit.set(true);
+        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
+        for (String payload : List.of("x", "y", "z")) {
+            outcomes.add(sink.submit(event(payload)));
+        }
+        subscribe(message -> {
+            offered.add((String) message.getPayload());
+            message.ack();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+
+        assertThat(offered).as("the batch, its commit refused; then each alone").containsExactly("x", "y", "z", "x", "y", "z");
+        assertThat(rolledBack).hasValue(1);
+        assertThat(committed).hasValue(3);
+        assertThat(outcomes.stream().map(CompletableFuture::join)).allMatch(Outcome.Applied.class::isInstance);
+    }
+
+    /**
+     * SmallRye and the {@link Inbox} interceptor, as far as the sink sees them: each call on the worker
+     * thread, in order; the method is not called in an abandoned batch.
+     */
+    private void subscribe(Consumer<Message<?>> method) {
+        sink.messages(() -> { }).emitOn(worker).subscribe().with(message -> {
+            InboxMetadata metadata = message.getMetadata(InboxMetadata.class).orElseThrow();
+            if (metadata.transaction().join()) {
+                metadata.joined();
+                method.accept(message);
+            } else {
+                message.ack();
+            }
+        });
     }
 
     private static InboxMessage<String> event(String payload) {

@@ -221,6 +221,46 @@ class InboxChannelTest {
                 .doesNotContain(poison);
     }
 
+    /**
+     * Group commit under the per-message method (issue 29): a burst shares transactions, the method is
+     * still called once per new message in the order they came, a copy inside the burst never reaches it,
+     * and one message that fails rolls its batch back and is dead-lettered alone, the others applied once.
+     */
+    @Test
+    void aBurstIsAppliedInFewTransactionsInOrderAndAFailedMessageAmongItRollsBackAlone() throws Exception {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        List<String> ids = new ArrayList<>();
+        List<String[]> burst = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            String id = run + "-" + i;
+            burst.add(new String[] {id, i == 25 ? "poison" : "burst " + run + " " + i});
+            if (i != 25) {
+                ids.add(id);
+            }
+            if (i == 40) {
+                burst.add(new String[] {run + "-7", "burst " + run + " 7"}); // a copy of an earlier one
+            }
+        }
+        InboxMetrics greetings = metrics.consumer("greeting-consumer.greetings");
+        long batchesBefore = greetings.batches();
+        long appliedBefore = greetings.applied();
+        long duplicatesBefore = greetings.duplicates();
+        publishAll(burst);
+
+        Map<String, String> reasons = awaitDeadLetters(run + "-25");
+        assertThat(reasons.get(run + "-25")).contains("makes its transaction fail while the database takes other writes");
+        await().atMost(Duration.ofSeconds(30)).until(() -> greetings.applied() - appliedBefore >= ids.size());
+        assertThat(strings("SELECT message_id FROM greetings WHERE message_id LIKE '" + run + "-%' ORDER BY applied_order"))
+                .as("each once, in the order they were published").containsExactlyElementsOf(ids);
+        assertThat(count("SELECT count(*) FROM inbox WHERE message_id LIKE '" + run + "-%'"))
+                .as("the inbox keeps what was applied, and no more").isEqualTo(ids.size());
+        assertThat(greetings.duplicates() - duplicatesBefore).as("the copy").isEqualTo(1);
+        long transactions = greetings.batches() - batchesBefore;
+        System.out.printf("InboxChannelTest: %d messages (one failing, one copy) committed in %d transactions%n", burst.size(),
+                transactions);
+        assertThat(transactions).as("messages that arrive together share a transaction").isLessThan(ids.size() / 2);
+    }
+
     /** Takes dead letters until these message ids ("null" for none) are among them. @return reason by message id */
     private static Map<String, String> awaitDeadLetters(String... messageIds) {
         return awaitDeadLettersIn(GREETINGS_DEAD_LETTERS, messageIds);
@@ -287,6 +327,19 @@ class InboxChannelTest {
             // The routing key each channel binds, whatever the type says: an unknown type must reach the consumer.
             String routingKey = "greetings".equals(exchange) ? "Greeted" : "Farewelled";
             channel.basicPublish(exchange, routingKey, true, properties, body.getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(10_000);
+        }
+    }
+
+    /** Publishes greetings (message id, body) back to back on one channel, confirmed together. */
+    private static void publishAll(List<String[]> greetings) throws Exception {
+        try (Connection connection = connection(); Channel channel = connection.createChannel()) {
+            channel.confirmSelect();
+            for (String[] greeting : greetings) {
+                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().messageId(greeting[0]).type("Greeted")
+                        .headers(Map.of(InboxHeaders.SCHEMA_VERSION, 1)).deliveryMode(2).build();
+                channel.basicPublish("greetings", "Greeted", true, properties, greeting[1].getBytes(StandardCharsets.UTF_8));
+            }
             channel.waitForConfirmsOrDie(10_000);
         }
     }

@@ -7,19 +7,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The start-up check of @Inbox methods: a wrong signature stops the service instead of dead-lettering
- * every message. (The samples use @Transactional: Quarkus refuses @Blocking on a method no framework calls.)
+ * every message. (The samples that should pass are the test service's real ones: Quarkus refuses
+ * {@code @Blocking} on a method no framework calls.)
  */
 class InboxMethodsTest {
 
-    static class Right {
-        @Transactional
-        @Inbox
-        void handle(String payload, InboxMetadata inbox) {
-        }
-    }
-
     static class NoMetadata {
-        @Transactional
         @Inbox
         void handle(String payload) {
         }
@@ -31,9 +24,31 @@ class InboxMethodsTest {
         }
     }
 
+    static class InATransactionOfItsOwn {
+        @Transactional
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    static class OutOfOrder {
+        @io.smallrye.reactive.messaging.annotations.Blocking(ordered = false)
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    static class AckedBeforeItRuns {
+        @org.eclipse.microprofile.reactive.messaging.Acknowledgment(
+                org.eclipse.microprofile.reactive.messaging.Acknowledgment.Strategy.PRE_PROCESSING)
+        @io.smallrye.reactive.messaging.annotations.Blocking
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
     @Inbox
     static class OnTheClass {
-        @Transactional
         void handle(String payload, InboxMetadata inbox) {
         }
     }
@@ -47,19 +62,40 @@ class InboxMethodsTest {
 
     @Test
     void aMethodWithTheMetadataOnAWorkerThreadPasses() {
-        assertThat(InboxMethods.problems(Right.class)).isEmpty();
         assertThat(InboxMethods.problems(GreetingConsumer.Greetings.class)).isEmpty();
+        assertThat(InboxMethods.problems(GreetingConsumer.Farewells.class)).isEmpty();
     }
 
     @Test
     void aMethodWithoutTheMetadataIsRefused() {
-        assertThat(InboxMethods.problems(NoMetadata.class)).singleElement().asString()
-                .contains("NoMetadata.handle needs an InboxMetadata parameter");
+        assertThat(InboxMethods.problems(NoMetadata.class)).anySatisfy(problem -> assertThat(problem)
+                .contains("NoMetadata.handle needs an InboxMetadata parameter"));
     }
 
     @Test
     void aMethodThatWouldRunOnTheEventLoopIsRefused() {
         assertThat(InboxMethods.problems(OnTheEventLoop.class)).singleElement().asString()
                 .contains("OnTheEventLoop.handle needs @Blocking");
+    }
+
+    @Test
+    void aMethodCalledOutOfOrderIsRefused() {
+        // Two calls at once would share the batch's transaction (and its connection) on two threads.
+        assertThat(InboxMethods.problems(OutOfOrder.class)).singleElement().asString()
+                .contains("OutOfOrder.handle must be called in order");
+    }
+
+    @Test
+    void aMethodAckedBeforeItsCommitIsRefused() {
+        assertThat(InboxMethods.problems(AckedBeforeItRuns.class)).singleElement().asString()
+                .contains("@Acknowledgment(PRE_PROCESSING)").contains("AckedBeforeItRuns.handle");
+    }
+
+    @Test
+    void aMethodWithATransactionOfItsOwnIsRefused() {
+        // Its writes would commit in a transaction apart from the inbox row's: a crash between the two
+        // commits would apply the message and forget it, or the other way round.
+        assertThat(InboxMethods.problems(InATransactionOfItsOwn.class)).anySatisfy(problem -> assertThat(problem)
+                .contains("@Transactional on @Inbox method").contains("InATransactionOfItsOwn.handle"));
     }
 }

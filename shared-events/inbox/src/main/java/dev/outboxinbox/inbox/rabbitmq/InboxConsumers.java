@@ -2,6 +2,7 @@ package dev.outboxinbox.inbox.rabbitmq;
 
 import dev.outboxinbox.inbox.ChannelSettings;
 import dev.outboxinbox.inbox.ConsumerNames;
+import dev.outboxinbox.inbox.Inbox;
 import dev.outboxinbox.inbox.InboxBatcher;
 import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHandler;
@@ -19,18 +20,24 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.spi.Bean;
+import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.interceptor.Interceptor;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.stream.StreamSupport;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
  * The streams this service consumes, one {@link InboxConsumer} each: one per channel bound to
@@ -75,7 +82,12 @@ public class InboxConsumers {
      * when SmallRye asks for its publisher, which comes first, and started once SmallRye subscribed to
      * it), or a {@code BatchEffects} bean (started here).
      */
-    void start(@Observes StartupEvent event) {
+    void start(@Observes StartupEvent event, BeanManager beans) {
+        List<String> unguarded = withoutInbox(beans.getBeans(Object.class, Any.Literal.INSTANCE).stream()
+                .<Class<?>>map(Bean::getBeanClass).toList(), channels);
+        if (!unguarded.isEmpty()) {
+            throw new IllegalStateException(String.join("; ", unguarded));
+        }
         if (channels.isEmpty() && !handler.appliesBatches()) {
             throw new IllegalStateException("nothing applies this service's messages: bind a channel to "
                     + InboxConnector.NAME + " (mp.messaging.incoming.<channel>.connector) and handle it with an"
@@ -240,6 +252,40 @@ public class InboxConsumers {
         throw new IllegalStateException("channel " + settings.channel() + " has no MessageDecoder: "
                 + (found.isEmpty() ? "write one (a bean implementing MessageDecoder)"
                 : "the service has " + found + "; name one with " + settings.key("decoder") + " and @Identifier on it"));
+    }
+
+    /**
+     * The {@code @Incoming} methods that read one of these channels without {@code @Inbox}: the channel
+     * claims each message in its transaction and commits it once the method returned, so such a
+     * method's writes would commit apart from the claim (a crash between the two: an effect applied
+     * twice, or a message marked done without its effect).
+     */
+    static List<String> withoutInbox(List<Class<?>> types, List<String> channels) {
+        return withoutInbox(types, channels, method -> Arrays.stream(method.getAnnotationsByType(Incoming.class))
+                .map(Incoming::value).toList());
+    }
+
+    /** @param incoming the channels a method reads (its {@code @Incoming} values) */
+    static List<String> withoutInbox(List<Class<?>> types, List<String> channels, Function<Method, List<String>> incoming) {
+        List<String> problems = new ArrayList<>();
+        for (Class<?> type : types) {
+            Method[] methods;
+            try {
+                methods = type.getDeclaredMethods();
+            } catch (LinkageError optionalClassAbsent) {
+                continue; // a framework bean naming an absent optional class: not a reader of ours
+            }
+            for (Method method : methods) {
+                for (String channel : incoming.apply(method)) {
+                    if (channels.contains(channel) && !method.isAnnotationPresent(Inbox.class)) {
+                        problems.add("@Incoming(\"" + channel + "\") method " + type.getName() + "." + method.getName()
+                                + " reads a channel of " + InboxConnector.NAME + " without @Inbox: its writes would commit"
+                                + " apart from the message's claim in the inbox; add @Inbox (and an InboxMetadata parameter)");
+                    }
+                }
+            }
+        }
+        return problems;
     }
 
     /** The channels bound to this library's connector. */
