@@ -111,7 +111,7 @@ class ChannelSinkOrderTest {
 
         List<CompletableFuture<Outcome>> outcomes = List.of(sink.submit(event("first")), sink.submit(event("second")),
                 sink.submit(event("third")));
-        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+        awaitSettled(outcomes);
 
         assertThat(offered).as("the failed message again and again, and only then the ones behind it")
                 .containsExactly("first", "first", "first", "second", "third");
@@ -122,14 +122,7 @@ class ChannelSinkOrderTest {
 
     @Test
     void aMessageParkedAsPoisonLetsTheNextOneThrough() throws Exception {
-        subscribe(message -> {
-            offered.add((String) message.getPayload());
-            if (message.getPayload().equals("bad")) {
-                message.nack(new RejectedMessageException("never"));
-            } else {
-                message.ack();
-            }
-        });
+        subscribe(rejecting("bad"));
         CompletableFuture<Outcome> bad = sink.submit(event("bad"));
         CompletableFuture<Outcome> good = sink.submit(event("good"));
         assertThat(bad.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Poison.class);
@@ -140,15 +133,12 @@ class ChannelSinkOrderTest {
     @Test
     void messagesThatArriveTogetherShareOneTransactionAndACopyNeverReachesTheMethod() throws Exception {
         // Submitted before anyone consumes the channel: the channel's thread starts with all five in hand.
-        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
-        for (String payload : List.of("one", "two", "copy", "three", "two")) {
-            outcomes.add(sink.submit(event(payload)));
-        }
+        List<CompletableFuture<Outcome>> outcomes = submitAll("one", "two", "copy", "three", "two");
         subscribe(message -> {
             offered.add((String) message.getPayload());
             message.ack();
         });
-        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+        awaitSettled(outcomes);
 
         assertThat(begun).as("one transaction").hasValue(1);
         assertThat(committed).hasValue(1);
@@ -160,19 +150,9 @@ class ChannelSinkOrderTest {
 
     @Test
     void aMessageThatThrowsRollsItsBatchBackAndIsJudgedAloneWhileTheOthersKeepTheirOrder() throws Exception {
-        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
-        for (String payload : List.of("a", "b", "bad", "c", "d")) {
-            outcomes.add(sink.submit(event(payload)));
-        }
-        subscribe(message -> {
-            offered.add((String) message.getPayload());
-            if (message.getPayload().equals("bad")) {
-                message.nack(new RejectedMessageException("never"));
-            } else {
-                message.ack();
-            }
-        });
-        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+        List<CompletableFuture<Outcome>> outcomes = submitAll("a", "b", "bad", "c", "d");
+        subscribe(rejecting("bad"));
+        awaitSettled(outcomes);
 
         assertThat(offered).as("the batch up to the failure (the rest not called), rolled back; the ones before it again;"
                         + " the ones behind it").containsExactly("a", "b", "bad", "a", "b", "c", "d");
@@ -185,15 +165,12 @@ class ChannelSinkOrderTest {
     @Test
     void aBatchThatFailsWithNoMessageToBlameIsAppliedOneMessageATransaction() throws Exception {
         failNextCommit.set(true);
-        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
-        for (String payload : List.of("x", "y", "z")) {
-            outcomes.add(sink.submit(event(payload)));
-        }
+        List<CompletableFuture<Outcome>> outcomes = submitAll("x", "y", "z");
         subscribe(message -> {
             offered.add((String) message.getPayload());
             message.ack();
         });
-        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
+        awaitSettled(outcomes);
 
         assertThat(offered).as("the batch, its commit refused; then each alone").containsExactly("x", "y", "z", "x", "y", "z");
         assertThat(rolledBack).hasValue(1);
@@ -215,6 +192,30 @@ class ChannelSinkOrderTest {
                 message.ack();
             }
         });
+    }
+
+    /** A method that the business's rejection stops for {@code refused}, and that applies every other message. */
+    private Consumer<Message<?>> rejecting(String refused) {
+        return message -> {
+            offered.add((String) message.getPayload());
+            if (message.getPayload().equals(refused)) {
+                message.nack(new RejectedMessageException("never"));
+            } else {
+                message.ack();
+            }
+        };
+    }
+
+    private List<CompletableFuture<Outcome>> submitAll(String... payloads) {
+        List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
+        for (String payload : payloads) {
+            outcomes.add(sink.submit(event(payload)));
+        }
+        return outcomes;
+    }
+
+    private static void awaitSettled(List<CompletableFuture<Outcome>> outcomes) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.stream().allMatch(CompletableFuture::isDone));
     }
 
     private static InboxMessage<String> event(String payload) {
