@@ -11,14 +11,17 @@ import java.util.Map;
  * Where the machine's CPU goes during a measured stretch: the CPU time (user + system, from
  * {@code /proc/<pid>/stat}) each part of the pipeline used, per order. The services by their pids; the
  * PostgreSQL server as the sum of all its processes (backends, the relays' walsenders, WAL writer,
- * checkpointer); RabbitMQ's Erlang VM; this harness (it is the load generator); and the rest of the machine.
+ * checkpointer); RabbitMQ's Erlang VM; this harness; the load generator it ran as a child process and waited
+ * for (wrk: {@code /proc/self/stat}'s children's times, which count a child once it has ended); and the rest of
+ * the machine.
  * The parts' sum against cores × seconds says whether the run was bound by the CPU.
  */
 final class Cpu {
 
     static final String POSTGRES = "PostgreSQL (every server process)";
     static final String RABBITMQ = "RabbitMQ (beam.smp)";
-    static final String HARNESS = "the load generator (this harness)";
+    static final String HARNESS = "the harness (Java; the latency run's load generator)";
+    static final String CHILDREN = "the load generator (wrk)";
     static final String OTHER = "everything else on the machine";
     /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks; 100 on every usual kernel. */
     private static final double TICKS_PER_SECOND = 100;
@@ -43,6 +46,7 @@ final class Cpu {
         seconds.put(POSTGRES, 0.0);
         seconds.put(RABBITMQ, 0.0);
         seconds.put(HARNESS, 0.0);
+        seconds.put(CHILDREN, 0.0);
         seconds.put(OTHER, 0.0);
         Map<Long, String> byPid = new LinkedHashMap<>();
         services.forEach((service, pid) -> byPid.put(pid, service));
@@ -65,6 +69,9 @@ final class Cpu {
                         : command.equals("beam.smp") ? RABBITMQ
                         : OTHER;
                 seconds.merge(part, cpu, Double::sum);
+                if (pid == self) {
+                    seconds.merge(CHILDREN, (Long.parseLong(fields[13]) + Long.parseLong(fields[14])) / TICKS_PER_SECOND, Double::sum);
+                }
             }
         }
         return new Snapshot(seconds, System.nanoTime());

@@ -25,9 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * The whole system as deploy/local runs it on this machine (order-service, inventory-service and both
  * relays, on the same PostgreSQL and RabbitMQ), reset first: orders through {@code POST /orders}.
  * <ol>
- *   <li>saturation: a closed loop of {@code clients} requests in flight; orders/s accepted (201) and
- *       orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
- *   <li>latency: half that rate, open loop; commit → applied as inventory's own histogram shows it
+ *   <li>saturation: a closed loop of {@code clients} requests in flight ({@link Wrk}); orders/s accepted (201)
+ *       and orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
+ *   <li>latency: half that rate, open loop ({@code OrderLoad}, which notes when it sent each order); commit → applied as inventory's own histogram shows it
  *       (the WAL's commit time to the inbox commit), and POST sent → applied per order;</li>
  *   <li>memory: each service's RSS idle after start, at its peak under saturation, idle after;</li>
  *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}), and where
@@ -39,8 +39,8 @@ final class Pipeline {
 
     static final List<String> SERVICES = List.of("order-service", "inventory-service", "outbox-relay", "outbox-relay-inventory");
 
-    record Result(int clients, int orders, int accepted, int refused, double acceptedPerSecond, double appliedPerSecond,
-                  double repliesDrainedAfterSeconds, Cpu.Profile cpu, int profiledOrders, List<Hotspots.Profile> hotspots,
+    record Result(int clients, int orders, double acceptedPerSecond, double appliedPerSecond,
+                  double repliesDrainedAfterSeconds, Cpu.Profile cpu, int profiledSeconds, List<Hotspots.Profile> hotspots,
                   double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied, Percentiles postToApplied,
                   Map<String, Double> rssIdleMib, Map<String, Double> rssPeakMib, Map<String, Double> rssAfterMib) {
     }
@@ -63,35 +63,35 @@ final class Pipeline {
         script(root, "deploy/local/reset");
         script(root, "deploy/local/up");
         try {
-            Map<String, Long> pids = pids(root);
+            Map<String, Long> pids = pids(root, SERVICES);
             Map<String, Double> idle = Memory.nowMib(pids);
             String run = "bench-" + System.currentTimeMillis();
+            Wrk wrk = Wrk.in(root.resolve("deploy/benchmarks/target/wrk"));
 
-            System.out.printf("[pipeline] warm-up: %,d orders at saturation (%d in flight), not counted%n",
-                    settings.warmupOrders(), settings.clients());
-            List<OrderLoad.Request> warmUp = load(run + "-warmup", settings.warmupOrders(), Double.MAX_VALUE);
-            awaitApplied(accepted(warmUp));
-            awaitReplies(accepted(warmUp));
+            System.out.printf("[pipeline] warm-up: %d s at saturation (%d in flight), not counted%n",
+                    settings.warmupSeconds(), settings.clients());
+            wrk.place(system.orderService(), run + "-warmup", settings.clients(), settings.warmupSeconds());
+            List<UUID> warmUp = Wrk.ordersOf(system, run + "-warmup");
+            awaitApplied(warmUp);
+            awaitReplies(warmUp);
 
-            System.out.printf("[pipeline] saturation: %,d orders, %d in flight%n", settings.saturationOrders(), settings.clients());
+            System.out.printf("[pipeline] saturation: %d s, %d in flight%n", settings.saturationSeconds(), settings.clients());
             Cpu.Snapshot cpuBefore = Cpu.read(pids);
-            long start = System.nanoTime();
+            Instant firstSent = Instant.now();
             Memory memory = Memory.samplingPeak(pids);
-            List<OrderLoad.Request> saturation;
-            long end;
+            Wrk.Result saturation;
+            List<UUID> ok;
             try {
-                saturation = load(run + "-saturation", settings.saturationOrders(), Double.MAX_VALUE);
-                end = System.nanoTime();
-                awaitApplied(accepted(saturation));
+                saturation = wrk.place(system.orderService(), run + "-saturation", settings.clients(), settings.saturationSeconds());
+                ok = Wrk.ordersOf(system, run + "-saturation");
+                awaitApplied(ok);
             } finally {
                 memory.close();
             }
-            Cpu.Profile cpu = Cpu.between(cpuBefore, Cpu.read(pids), accepted(saturation).size());
+            Cpu.Profile cpu = Cpu.between(cpuBefore, Cpu.read(pids), ok.size());
             Map<String, Double> peak = memory.peakMib();
-            List<UUID> ok = accepted(saturation);
-            double acceptedPerSecond = ok.size() / ((end - start) / 1e9);
+            double acceptedPerSecond = saturation.createdPerSecond();
             Map<UUID, Instant> applied = appliedAt(ok);
-            Instant firstSent = saturation.stream().map(OrderLoad.Request::sentAt).min(Instant::compareTo).orElseThrow();
             Instant lastApplied = applied.values().stream().max(Instant::compareTo).orElseThrow();
             double appliedPerSecond = applied.size() / (Duration.between(firstSent, lastApplied).toNanos() / 1e9);
             System.out.printf("[pipeline] saturation: %,.0f orders/s accepted, %,.0f orders/s applied in inventory%n",
@@ -102,18 +102,19 @@ final class Pipeline {
             double repliesBehindSeconds = (System.nanoTime() - repliesFrom) / 1e9;
             System.out.printf("[pipeline] the replies' hop drained %.1f s after inventory had applied every order%n", repliesBehindSeconds);
 
-            System.out.printf("[pipeline] profile: %,d more orders at saturation, each service recorded by JFR (not counted above)%n",
-                    settings.profileOrders());
+            System.out.printf("[pipeline] profile: %d s more at saturation, each service recorded by JFR (not counted above)%n",
+                    settings.profileSeconds());
             Hotspots recording = Hotspots.start(pids, profiles);
             List<Hotspots.Profile> hotspots;
-            List<OrderLoad.Request> profiled;
+            List<UUID> profiled;
             try {
-                profiled = load(run + "-profile", settings.profileOrders(), Double.MAX_VALUE);
-                awaitApplied(accepted(profiled));
+                wrk.place(system.orderService(), run + "-profile", settings.clients(), settings.profileSeconds());
+                profiled = Wrk.ordersOf(system, run + "-profile");
+                awaitApplied(profiled);
             } finally {
                 hotspots = recording.stop();
             }
-            awaitReplies(accepted(profiled));
+            awaitReplies(profiled);
             for (Hotspots.Profile profile : hotspots) {
                 System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
             }
@@ -142,9 +143,8 @@ final class Pipeline {
                 }
             }
             Map<String, Double> after = Memory.nowMib(pids);
-            int refused = (int) saturation.stream().filter(r -> r.result() != OrderLoad.Result.OK).count();
-            return new Result(settings.clients(), saturation.size(), ok.size(), refused, acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
-                    settings.profileOrders(), hotspots,
+            return new Result(settings.clients(), ok.size(), acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
+                    settings.profileSeconds(), hotspots,
                     rate, count, commitToApplied, Percentiles.of(postToApplied), idle, peak, after);
         } finally {
             script(root, "deploy/local/down");
@@ -207,17 +207,19 @@ final class Pipeline {
     }
 
     /** The services deploy/local started: their pid files. */
-    private static Map<String, Long> pids(Path root) throws IOException {
+    static Map<String, Long> pids(Path root, List<String> services) throws IOException {
         Path runDir = System.getenv("LOCAL_RUN_DIR") != null ? Path.of(System.getenv("LOCAL_RUN_DIR")) : root.resolve("deploy/local/run");
         Map<String, Long> pids = new LinkedHashMap<>();
-        for (String service : SERVICES) {
+        for (String service : services) {
             pids.put(service, Long.parseLong(Files.readString(runDir.resolve(service + ".pid")).trim()));
         }
         return pids;
     }
 
-    static void script(Path root, String script) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder("bash", root.resolve(script).toString()).directory(root.toFile()).inheritIO().start();
+    static void script(Path root, String script, String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("bash", root.resolve(script).toString()));
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).directory(root.toFile()).inheritIO().start();
         if (process.waitFor() != 0) {
             throw new IllegalStateException(script + " exited with " + process.exitValue());
         }

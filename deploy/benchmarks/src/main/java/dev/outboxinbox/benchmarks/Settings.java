@@ -7,25 +7,25 @@ package dev.outboxinbox.benchmarks;
  *
  * @param clients          concurrent clients: HTTP requests in flight at saturation, and pgbench's clients
  * @param ceilingSeconds   each pgbench run
- * @param warmupOrders     orders placed at saturation before anything is measured (JIT, pools, caches)
- * @param saturationOrders orders placed at saturation, measured
- * @param profileOrders    orders placed at saturation afterwards, with JFR recording each service (not measured)
+ * @param warmupSeconds     orders placed at saturation (wrk) before anything is measured (JIT, pools, caches)
+ * @param saturationSeconds orders placed at saturation (wrk), measured
+ * @param profileSeconds    orders placed at saturation afterwards, with JFR recording each service (not measured)
  * @param latencySeconds   the latency run, at half the saturation rate
  * @param backlog          outbox rows each relay drains, cold and warm
  * @param peerRounds       rounds of the relay against Debezium Server, the order of the two alternating
  * @param inboxEvents      events inventory-service takes in each measured round, inbox on and off
  * @param inboxRounds      rounds of inbox on/off, alternating
  */
-record Settings(boolean smoke, int clients, int ceilingSeconds, int warmupOrders, int saturationOrders, int profileOrders,
+record Settings(boolean smoke, int clients, int ceilingSeconds, int warmupSeconds, int saturationSeconds, int profileSeconds,
                 int latencySeconds, int backlog, int peerRounds, int inboxEvents, int inboxRounds) {
 
     static Settings of(boolean smoke) {
         return smoke
-                ? new Settings(true, size("clients", 32), size("ceilingSeconds", 2), size("warmupOrders", 50),
-                        size("saturationOrders", 200), size("profileOrders", 100), size("latencySeconds", 3),
+                ? new Settings(true, size("clients", 32), size("ceilingSeconds", 2), size("warmupSeconds", 2),
+                        size("saturationSeconds", 3), size("profileSeconds", 2), size("latencySeconds", 3),
                         size("backlog", 500), size("peerRounds", 1), size("inboxEvents", 300), size("inboxRounds", 1))
-                : new Settings(false, size("clients", 32), size("ceilingSeconds", 30), size("warmupOrders", 3_000),
-                        size("saturationOrders", 20_000), size("profileOrders", 5_000), size("latencySeconds", 60),
+                : new Settings(false, size("clients", 32), size("ceilingSeconds", 30), size("warmupSeconds", 20),
+                        size("saturationSeconds", 120), size("profileSeconds", 30), size("latencySeconds", 60),
                         size("backlog", 100_000), size("peerRounds", 2), size("inboxEvents", 20_000), size("inboxRounds", 3));
     }
 

@@ -61,12 +61,4 @@ public class Order extends PanacheEntityBase {
 
     protected Order() {
     }
-
-    Order(UUID id, String customerId, String currency, List<OrderLine> lines, Instant placedAt) {
-        this.id = id;
-        this.customerId = customerId;
-        this.currency = currency;
-        this.lines = new ArrayList<>(lines);
-        this.placedAt = placedAt;
-    }
 }

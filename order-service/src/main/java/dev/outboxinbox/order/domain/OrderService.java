@@ -26,20 +26,20 @@ import java.util.UUID;
 @ApplicationScoped
 public class OrderService {
 
-    private final IdempotencyKeys idempotencyKeys;
+    private final OrderInserts inserts;
     private final OutboxEmitter outbox;
     private final Clock clock;
     private final EntityManager em;
     /** The OrderCreated version written: 2, or 1 while consumers that read only 1 still run. */
     private final int orderCreatedVersion;
 
-    OrderService(IdempotencyKeys idempotencyKeys, OutboxEmitter outbox, EntityManager em,
+    OrderService(OrderInserts inserts, OutboxEmitter outbox, EntityManager em,
                  @ConfigProperty(name = "orders.order-created-version", defaultValue = "2") int orderCreatedVersion) {
         if (orderCreatedVersion != OrderCreated.SCHEMA_VERSION && orderCreatedVersion != OrderCreated.V1.SCHEMA_VERSION) {
             throw new IllegalArgumentException("orders.order-created-version (ORDERS_ORDER_CREATED_VERSION) is " + orderCreatedVersion
                     + ": OrderCreated has versions " + OrderCreated.V1.SCHEMA_VERSION + " and " + OrderCreated.SCHEMA_VERSION);
         }
-        this.idempotencyKeys = idempotencyKeys;
+        this.inserts = inserts;
         this.outbox = outbox;
         this.em = em;
         this.orderCreatedVersion = orderCreatedVersion;
@@ -47,31 +47,36 @@ public class OrderService {
     }
 
     /**
-     * @throws VersionCannotSayException pinned to OrderCreated v1, an order with a price or another currency than
-     *                                   the default: v1 could not carry it, and nothing is written
+     * Places an order: one statement writes the key's claim, the order and its lines ({@link OrderInserts}),
+     * one more its event; then the commit. A key claimed by an earlier request with the same body answers
+     * that request's order, and writes nothing.
+     *
+     * @throws IdempotencyKeyReusedException the key was claimed by a request with another body
+     * @throws VersionCannotSayException     pinned to OrderCreated v1, an order with a price or another currency than
+     *                                       the default: v1 could not carry it, and nothing is written
      */
     @Transactional
     public PlacedOrder place(PlaceOrder command) {
         UUID orderId = UUID.randomUUID();
-        if (command.idempotencyKey().isPresent()) {
-            Optional<UUID> earlier = idempotencyKeys.claim(command.idempotencyKey().get(), command.fingerprint(), orderId);
-            if (earlier.isPresent()) {
-                return new PlacedOrder(find(earlier.get()), true);
-            }
-        }
         // PostgreSQL keeps microseconds; truncating here makes the event and the row agree.
         Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
+        Optional<OrderInserts.Claimed> earlier = inserts.insert(orderId, command, now);
+        if (earlier.isPresent()) {
+            if (!earlier.get().fingerprint().equals(command.fingerprint())) {
+                throw new IdempotencyKeyReusedException(command.idempotencyKey().orElseThrow());
+            }
+            return new PlacedOrder(find(earlier.get().orderId()), true);
+        }
         OrderCreated created = new OrderCreated(EventIds.next(), orderId, command.customerId(), command.currency(),
                 command.lines().stream().map(line -> new OrderCreated.Line(line.sku, line.quantity, line.unitPrice)).toList(), now);
         if (orderCreatedVersion == OrderCreated.V1.SCHEMA_VERSION && !created.fitsV1()) {
-            // Before the claim's row commits: the transaction rolls back, so a retry after the switch to v2 places it.
+            // The transaction rolls back, the key's claim with the order, so a retry after the switch to v2 places it.
             throw new VersionCannotSayException();
         }
-        Order order = new Order(orderId, command.customerId(), command.currency(), command.lines(), now);
-        // Flushed first: the outbox writer inserts with JDBC at once, and the order row comes before its event.
-        order.persistAndFlush();
         outbox.send(orderCreatedVersion == OrderCreated.SCHEMA_VERSION ? created : created.asV1(), command.traceparent().orElse(null));
-        return new PlacedOrder(OrderView.of(order), false);
+        return new PlacedOrder(new OrderView(orderId, command.customerId(), command.currency(),
+                command.lines().stream().map(line -> new OrderView.Line(line.sku, line.quantity, line.unitPrice)).toList(), now,
+                OrderStatus.PENDING, null, null, null, null), false);
     }
 
     /**

@@ -1,0 +1,67 @@
+-- POST /orders for wrk (deploy/benchmarks: Wrk.java), the load generator of the saturation runs: it costs a
+-- fraction of the Java client's CPU per order, so that more of the machine is left to the system measured.
+--   wrk -t1 -c32 -d30s -s orders.lua http://localhost:8081 -- <run>
+-- Every order has the customer id <run> (the harness reads the accepted orders back from order-service's
+-- database by it) and its own Idempotency-Key, as a careful client sends: <run>-<thread>-<n>. Its lines are
+-- OrderLoad's mix: one to three distinct SKUs of the demo catalogue, 1-5 of each, drawn from a generator
+-- seeded per thread. A request wrk had in flight when the time ran out may have placed its order unanswered:
+-- the database, not this count, says which orders exist.
+-- At the end it prints its counts on a line of its own ("wrk-result ..."), which Wrk.java reads.
+
+local skus = { "SKU-APPLE", "SKU-PEAR", "SKU-PLUM", "SKU-FIG", "SKU-DURIAN" }
+local threads = {}
+
+function setup(thread)
+    thread:set("thread_number", #threads + 1)
+    table.insert(threads, thread)
+end
+
+function init(args)
+    run = args[1]
+    if run == nil or run == "" then
+        error("usage: wrk ... -s orders.lua <url> -- <run>")
+    end
+    sent, created, other = 0, 0, 0
+    math.randomseed(thread_number)
+end
+
+function request()
+    sent = sent + 1
+    local count = math.random(3)
+    local first = math.random(#skus)
+    local step = math.random(#skus - 1)
+    local lines = {}
+    for i = 0, count - 1 do
+        -- first, first + step, first + 2 step (mod 5, step 1-4): distinct, as a line per SKU must be.
+        local sku = skus[(first - 1 + i * step) % #skus + 1]
+        lines[#lines + 1] = string.format('{"sku":"%s","quantity":%d}', sku, math.random(5))
+    end
+    local body = string.format('{"customerId":"%s","lines":[%s]}', run, table.concat(lines, ","))
+    return wrk.format("POST", "/orders", {
+        ["Content-Type"] = "application/json",
+        ["Idempotency-Key"] = run .. "-" .. thread_number .. "-" .. sent,
+    }, body)
+end
+
+function response(status, headers, body)
+    if status == 201 then
+        created = created + 1
+    else
+        other = other + 1
+        if other <= 3 then
+            io.stderr:write("wrk: POST /orders answered " .. status .. ": " .. body .. "\n")
+        end
+    end
+end
+
+function done(summary, latency, requests)
+    local created_total, other_total = 0, 0
+    for _, thread in ipairs(threads) do
+        created_total = created_total + thread:get("created")
+        other_total = other_total + thread:get("other")
+    end
+    io.write(string.format("wrk-result created=%d other=%d socket_errors=%d duration_us=%d p50_us=%d p99_us=%d\n",
+        created_total, other_total,
+        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+        summary.duration, latency:percentile(50), latency:percentile(99)))
+end
