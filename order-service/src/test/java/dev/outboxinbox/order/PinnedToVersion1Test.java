@@ -63,4 +63,24 @@ class PinnedToVersion1Test {
         assertThat(db.orders()).isEqualTo(orders);
         assertThat(db.outboxRows()).isEqualTo(events);
     }
+
+    /**
+     * The claim, the order and its lines are inserted before the event is found not to fit v1: the refusal
+     * rolls them back, the key's claim with them, so the key stays free for the retry after the switch to v2.
+     */
+    @Test
+    void aRefusedOrderLeavesItsIdempotencyKeyUnclaimed() {
+        String key = "pinned-refused-" + System.nanoTime();
+        long orders = db.orders();
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            given().contentType(ContentType.JSON).header("Idempotency-Key", key)
+                    .body("{\"customerId\": \"c\", \"currency\": \"USD\", \"lines\": [{\"sku\": \"A\", \"quantity\": 1}]}")
+                    .post("/orders")
+                    .then().statusCode(400)
+                    .body("detail", containsString("OrderCreated v1"));
+        }
+
+        assertThat(db.rows("SELECT 1 FROM idempotency_keys WHERE idempotency_key = ?", key)).isEmpty();
+        assertThat(db.orders()).isEqualTo(orders);
+    }
 }

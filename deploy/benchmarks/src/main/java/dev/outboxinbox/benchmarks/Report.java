@@ -107,7 +107,7 @@ final class Report {
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < ceilings.size(); i++) {
             Ceiling.Result c = ceilings.get(i);
-            rows.add(new Row("ceiling", "pgbench, order-service's transaction, %d clients, %d s (%s)".formatted(c.clients(), c.seconds(),
+            rows.add(new Row("ceiling", "pgbench, order-service's transaction before issue 29, %d clients, %d s (%s)".formatted(c.clients(), c.seconds(),
                     i == 0 ? "first" : "last"), "%,.0f tps, %.1f ms average".formatted(c.tps(), c.latencyMs())));
         }
         rows.add(new Row("pipeline", "POST /orders at saturation (wrk), %d in flight, %,d orders".formatted(pipeline.clients(), pipeline.orders()),

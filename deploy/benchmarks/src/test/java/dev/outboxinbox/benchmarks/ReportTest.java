@@ -23,8 +23,8 @@ class ReportTest {
         conditions.put("cores", 2);
         conditions.put("loadAverageStart", "1.00 1.00 1.00");
         conditions.put("loadAverageEnd", "2.00 2.00 2.00");
-        Pipeline.Result pipeline = new Pipeline.Result(32, 1000, 1000, 0, 600, 550, 1.5,
-                new Cpu.Profile(Map.of("order-service", 3.0, Cpu.POSTGRES, 2.5), 0.98, 40), 5000,
+        Pipeline.Result pipeline = new Pipeline.Result(32, 1000, 600, 550, 1.5,
+                new Cpu.Profile(Map.of("order-service", 3.0, Cpu.POSTGRES, 2.5), 0.98, 40), 30,
                 List.of(new Hotspots.Profile("order-service", 12_000,
                         List.of(new Hotspots.Share("Hibernate ORM", 0.31), new Hotspots.Share("PostgreSQL JDBC driver", 0.2)),
                         List.of(new Hotspots.Share("OrderResource.place", 0.04)), 120, "order-service.jfr")),
@@ -66,7 +66,7 @@ class ReportTest {
     void writesTextJsonAndAChart(@TempDir Path directory) throws Exception {
         String text = report(9_000, 3_600).write(directory);
         assertThat(text).contains("1,000 tps", "1,200 tps", "outbox-relay ÷ Debezium Server", "1.20× cold, 0.90× warm", "exactly-once costs 10 %", "MISSED",
-                "order-service: where its CPU goes (JFR, 12,000 samples, 5,000 orders)", "Hibernate ORM 31 %, PostgreSQL JDBC driver 20 %",
+                "order-service: where its CPU goes (JFR, 12,000 samples, 30 s at saturation)", "Hibernate ORM 31 %, PostgreSQL JDBC driver 20 %",
                 "OrderResource.place 4 %; GC 120 ms");
         assertThat(Files.readString(directory.resolve("report.txt"))).isEqualTo(text);
         JsonNode json = new ObjectMapper().readTree(directory.resolve("report.json").toFile());

@@ -133,7 +133,8 @@ public final class OrderLoad {
 
     /**
      * @param maxInFlight requests in flight at most: with a rate the service cannot reach, the load
-     *                    is a closed loop of this many clients (deploy/benchmarks' saturation run)
+     *                    is a closed loop of this many clients (deploy/benchmarks' saturation runs use wrk
+     *                    now; its latency run caps its open loop with this)
      */
     public OrderLoad(URI orderService, String runId, long seed, int attempts, int maxInFlight) {
         this(orderService, runId, seed, attempts, maxInFlight, 0);

@@ -104,7 +104,7 @@ public class OrderService {
         Instant now = Instant.now(clock).truncatedTo(ChronoUnit.MICROS);
         order.status = OrderStatus.CANCELLING;
         order.cancelRequestedAt = now;
-        // Flushed first, like the order at its creation: the status change and its event commit together.
+        // Flushed before the event's insert (JDBC, at once): the status change and its event commit together.
         order.persistAndFlush();
         // The order's id as the aggregate id, like OrderCreated: the same partition at inventory, behind the creation.
         outbox.send(new OrderCancelled(EventIds.next(), id, now), traceparent.orElse(null));
