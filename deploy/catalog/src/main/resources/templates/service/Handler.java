@@ -3,7 +3,7 @@ package {{package}};
 import dev.outboxinbox.events.Event;
 import dev.outboxinbox.inbox.Inbox;
 import dev.outboxinbox.inbox.InboxMetadata;
-{{handler-imports}}import io.smallrye.common.annotation.Blocking;
+{{handler-imports}}import io.smallrye.common.annotation.NonBlocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -19,7 +19,7 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
 class {{Stem}}Handler {
 {{handler-fields}}
     @Incoming("{{channel}}")
-    @Blocking
+    @NonBlocking
     @Inbox
     void apply(Event event, InboxMetadata inbox) {
         // The placeholder effect: replace it with the service's own, in this same transaction.

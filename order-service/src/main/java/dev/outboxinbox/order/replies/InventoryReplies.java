@@ -8,7 +8,7 @@ import dev.outboxinbox.inbox.Inbox;
 import dev.outboxinbox.inbox.InboxMetadata;
 import dev.outboxinbox.inbox.RejectedMessageException;
 import dev.outboxinbox.order.domain.OrderStatus;
-import io.smallrye.common.annotation.Blocking;
+import io.smallrye.common.annotation.NonBlocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import java.time.Instant;
@@ -42,7 +42,7 @@ public class InventoryReplies {
     }
 
     @Incoming(CHANNEL)
-    @Blocking
+    @NonBlocking
     @Inbox
     void apply(InventoryEvent reply, InboxMetadata inbox) throws RejectedMessageException {
         // Java 17 has no pattern switch over the sealed InventoryEvent: the type names are its cases.

@@ -26,10 +26,10 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
  *       ({@link ChannelTransaction});</li>
  *   <li>a copy (its key was there) is not offered to the method at all: a duplicate;</li>
  *   <li>each new message becomes a {@link Message} whose payload is what the {@link MessageDecoder}
- *       made and whose metadata is its {@link InboxMetadata}, all handed to SmallRye at once; SmallRye
- *       calls the method for one after the other (ordered, {@link InboxMethods} refuses anything else)
- *       on its worker threads, each call joining the transaction ({@link Inbox}) and leaving it before
- *       the message is acked and the next one called;</li>
+ *       made and whose metadata is its {@link InboxMetadata}, handed to SmallRye one after the other;
+ *       SmallRye calls the method on this same thread ({@code @NonBlocking}, which {@link InboxMethods}
+ *       requires: no worker pool, no hand-off), each call joining the transaction ({@link Inbox}) and
+ *       leaving it before the message is acked and the next one called;</li>
  *   <li>once every call returned, commit once, and only then hand each message's outcome to the
  *       transport, which acks.</li>
  * </ol>
@@ -303,8 +303,8 @@ public final class ChannelSink implements InboxSink {
         List<Offered> offered = new ArrayList<>(batch.size());
         boolean committed = false;
         try {
-            // Every new message is handed to SmallRye at once: it calls the method for one after the other
-            // (ordered, as InboxMethods requires), each call joining the transaction in turn.
+            // Every new message is handed to SmallRye in turn; it calls the method for one after the other on
+            // this thread (@NonBlocking, as InboxMethods requires), each call joining the transaction in turn.
             Outcome[] outcomes = new Outcome[batch.size()];
             for (int i = 0; i < batch.size(); i++) {
                 InboxMessage<?> message = batch.get(i).message;

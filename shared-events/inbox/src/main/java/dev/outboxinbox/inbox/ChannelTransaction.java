@@ -5,8 +5,9 @@ import java.util.List;
 /**
  * One transaction of an inbox channel, opened by {@link ChannelSink} on its own thread for several
  * messages at once: its fences set and the batch's message ids claimed with one INSERT, then joined by
- * the {@code @Incoming @Inbox} method on SmallRye's worker thread for each new message in turn, and
- * committed (or rolled back) by the sink. The method's writes, the inbox rows and the replies it sends
+ * the {@code @Incoming @Inbox} method for each new message in turn (SmallRye calls it on the sink's
+ * thread; {@link #join()} and {@link #leave()} also work from another), and committed (or rolled back)
+ * by the sink. The method's writes, the inbox rows and the replies it sends
  * through the outbox commit together, and the messages are acked only after that commit. (What it sees
  * that it would not in a transaction of its own is in {@link ChannelSink}'s description.)
  */

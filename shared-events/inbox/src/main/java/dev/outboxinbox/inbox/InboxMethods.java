@@ -2,6 +2,7 @@ package dev.outboxinbox.inbox;
 
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.StartupEvent;
+import io.smallrye.common.annotation.NonBlocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
@@ -19,17 +20,18 @@ import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 /**
  * Checks every {@link Inbox} method at start: a mistake in its signature would otherwise show up
  * only when messages come, each of them failing and dead-lettered. An {@code @Inbox} method needs
- * the {@link InboxMetadata} parameter (the inbox key), a worker thread (it does JDBC), calls in order
- * (not {@code @Blocking(ordered = false)}, not on virtual threads: a batch's messages share a
- * transaction, one after the other), and no {@code @Transactional} of its own (the inbox's
- * transaction is the one it runs in).
+ * the {@link InboxMetadata} parameter (the inbox key), {@code @NonBlocking} (called on the inbox
+ * channel's own thread, in order: not handed to a worker pool, not to virtual threads), and no
+ * {@code @Transactional} of its own (the inbox's transaction is the one it runs in).
  */
 @ApplicationScoped
 class InboxMethods {
 
-    private static final List<Class<? extends Annotation>> OFF_THE_EVENT_LOOP = List.of(
+    /** What would make SmallRye hand each call to another thread: a worker pool, or a virtual thread. */
+    private static final List<Class<? extends Annotation>> HANDED_OFF = List.of(
             io.smallrye.common.annotation.Blocking.class,
-            io.smallrye.reactive.messaging.annotations.Blocking.class);
+            io.smallrye.reactive.messaging.annotations.Blocking.class,
+            io.smallrye.common.annotation.RunOnVirtualThread.class);
 
     void check(@Observes StartupEvent event, BeanManager beans) {
         List<String> problems = new ArrayList<>();
@@ -73,18 +75,22 @@ class InboxMethods {
                 problems.add("@Inbox method " + name + " needs an InboxMetadata parameter after the payload"
                         + " (the inbox key: without it no message could be deduplicated)");
             }
-            if (OFF_THE_EVENT_LOOP.stream().noneMatch(method::isAnnotationPresent)) {
-                problems.add("@Inbox method " + name + " needs @Blocking (it runs a database transaction:"
-                        + " not on the event loop)");
-            }
-            io.smallrye.reactive.messaging.annotations.Blocking blocking =
-                    method.getAnnotation(io.smallrye.reactive.messaging.annotations.Blocking.class);
-            if ((blocking != null && !blocking.ordered())
-                    || method.isAnnotationPresent(io.smallrye.common.annotation.RunOnVirtualThread.class)
-                    || type.isAnnotationPresent(io.smallrye.common.annotation.RunOnVirtualThread.class)) {
-                problems.add("@Inbox method " + name + " must be called in order, one message after the other"
-                        + " (@Blocking, ordered): the messages of a batch share one transaction, and a partition's"
-                        + " order is the order they take effect in");
+            // Quarkus decides where SmallRye calls the method: the method's annotation, else its class's, else a
+            // void (blocking) signature means a worker pool. The inbox channel's own thread is where it belongs.
+            boolean handedOff = HANDED_OFF.stream().anyMatch(method::isAnnotationPresent);
+            boolean nonBlocking = method.isAnnotationPresent(NonBlocking.class)
+                    || (type.isAnnotationPresent(NonBlocking.class) && !handedOff);
+            if (handedOff || (!nonBlocking && HANDED_OFF.stream().anyMatch(type::isAnnotationPresent))) {
+                problems.add("@Inbox method " + name + " must not be @Blocking or @RunOnVirtualThread (on it or its"
+                        + " class): the inbox channel calls it on its own thread, one message after the other, where it"
+                        + " may block (it is not an event loop); a worker or a virtual thread would cost two thread"
+                        + " hand-offs a message, and the calls must stay in order (a batch's messages share one"
+                        + " transaction, and a partition's order is the order they take effect in). Mark it @NonBlocking");
+            } else if (!nonBlocking) {
+                problems.add("@Inbox method " + name + " needs @NonBlocking (io.smallrye.common.annotation): the inbox"
+                        + " channel calls it on its own thread, where it may block (it is not an event loop); without it"
+                        + " SmallRye would hand every message to a worker thread and back, and under load the hand-offs"
+                        + " cost more than the call");
             }
             Acknowledgment acknowledgment = method.getAnnotation(Acknowledgment.class);
             if (acknowledgment != null && acknowledgment.value() != Acknowledgment.Strategy.POST_PROCESSING) {

@@ -12,8 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,8 +35,8 @@ class ChannelSinkOrderTest {
     private final AtomicInteger committed = new AtomicInteger();
     private final AtomicInteger rolledBack = new AtomicInteger();
     private final AtomicBoolean failNextCommit = new AtomicBoolean();
-    /** Where the method runs, as SmallRye runs a @Blocking method: on a worker thread, one call after the other. */
-    private final ExecutorService worker = Executors.newSingleThreadExecutor();
+    /** The threads the method was called on: the channel's own, as SmallRye calls an @NonBlocking method. */
+    private final Set<String> callingThreads = ConcurrentHashMap.newKeySet();
     /** Ids the fake inbox already has: a claim does not add them. */
     private final Set<String> known = new HashSet<>(Set.of("copy-id"));
 
@@ -93,7 +92,7 @@ class ChannelSinkOrderTest {
     @AfterEach
     void close() {
         sink.close();
-        worker.shutdownNow();
+        assertThat(callingThreads).as("every call on the channel's own thread").containsOnly("inbox-channel-test-consumer");
     }
 
     @Test
@@ -179,11 +178,13 @@ class ChannelSinkOrderTest {
     }
 
     /**
-     * SmallRye and the {@link Inbox} interceptor, as far as the sink sees them: each call on the worker
-     * thread, in order; the method is not called in an abandoned batch.
+     * SmallRye and the {@link Inbox} interceptor, as far as the sink sees them: each call on the thread
+     * that emitted the message (an {@code @NonBlocking} method), in order; the method is not called in an
+     * abandoned batch.
      */
     private void subscribe(Consumer<Message<?>> method) {
-        sink.messages(() -> { }).emitOn(worker).subscribe().with(message -> {
+        sink.messages(() -> { }).subscribe().with(message -> {
+            callingThreads.add(Thread.currentThread().getName());
             InboxMetadata metadata = message.getMetadata(InboxMetadata.class).orElseThrow();
             if (metadata.transaction().join()) {
                 metadata.joined();

@@ -2,7 +2,7 @@ package dev.outboxinbox.inbox;
 
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
-import io.smallrye.common.annotation.Blocking;
+import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.common.annotation.Identifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -71,7 +71,7 @@ final class GreetingConsumer {
         }
 
         @Incoming("farewells")
-        @Blocking
+        @NonBlocking
         @Inbox
         void farewell(String text, InboxMetadata inbox) {
             try (Connection connection = dataSource.getConnection();
@@ -95,7 +95,7 @@ final class GreetingConsumer {
         }
 
         @Incoming("greetings")
-        @Blocking
+        @NonBlocking
         @Inbox
         void greet(String text, InboxMetadata inbox) throws RejectedMessageException {
             if (text.startsWith("refused:")) {
@@ -104,6 +104,9 @@ final class GreetingConsumer {
             if (text.equals("no effect")) {
                 inbox.changedNothing();
                 return;
+            }
+            if (text.equals("thread")) {
+                text = Thread.currentThread().getName();
             }
             if (text.equals("trace")) {
                 SpanContext current = Span.current().getSpanContext();

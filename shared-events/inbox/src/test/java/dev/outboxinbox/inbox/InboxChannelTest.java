@@ -25,7 +25,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The library as a new service uses it: a decoder, an {@code @Incoming @Blocking @Inbox} method on a
+ * The library as a new service uses it: a decoder, an {@code @Incoming @NonBlocking @Inbox} method on a
  * channel of the library's connector (two of them), their attributes, and nothing else (no migration of
  * its own for the inbox, no topology, no transport code). Against the real PostgreSQL and RabbitMQ:
  * the library declares the queue, creates its table, applies a message once however often it
@@ -94,6 +94,19 @@ class InboxChannelTest {
         publish(untraced, "Greeted", 1, "trace");
         await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + untraced + "'") == 1);
         assertThat(text(untraced)).as("no trace in, none made up").isEqualTo("null none");
+    }
+
+    /**
+     * SmallRye calls the {@code @NonBlocking} method on the inbox channel's own thread: no worker pool,
+     * no hand-off between one message and the next (InboxMethods refuses {@code @Blocking}).
+     */
+    @Test
+    void theMethodRunsOnTheChannelsOwnThread() throws Exception {
+        String id = UUID.randomUUID().toString();
+        publish(id, "Greeted", 1, "thread");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
+        assertThat(text(id)).isEqualTo("inbox-channel-greeting-consumer.greetings");
     }
 
     @Test

@@ -3,12 +3,14 @@ package dev.outboxinbox.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import jakarta.transaction.Transactional;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
  * The start-up check of @Inbox methods: a wrong signature stops the service instead of dead-lettering
- * every message. (The samples that should pass are the test service's real ones: Quarkus refuses
- * {@code @Blocking} on a method no framework calls.)
+ * every message. (The samples are on classes, or SmallRye Reactive Messaging's own {@code @Blocking}:
+ * Quarkus refuses {@code io.smallrye.common.annotation}'s on a method no framework calls, and the
+ * method-level samples that should pass are the test service's real ones.)
  */
 class InboxMethodsTest {
 
@@ -18,12 +20,42 @@ class InboxMethodsTest {
         }
     }
 
-    static class OnTheEventLoop {
+    /** No annotation: Quarkus calls a void method on a worker thread. */
+    static class HandedToAWorker {
         @Inbox
         void handle(String payload, InboxMetadata inbox) {
         }
     }
 
+    static class OnAWorker {
+        @io.smallrye.reactive.messaging.annotations.Blocking
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    @io.smallrye.common.annotation.Blocking
+    static class OnAWorkerByItsClass {
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    @io.smallrye.common.annotation.NonBlocking
+    static class OnTheChannelsThreadByItsClass {
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    @io.smallrye.common.annotation.RunOnVirtualThread
+    static class OnAVirtualThread {
+        @Inbox
+        void handle(String payload, InboxMetadata inbox) {
+        }
+    }
+
+    @io.smallrye.common.annotation.NonBlocking
     static class InATransactionOfItsOwn {
         @Transactional
         @Inbox
@@ -38,10 +70,10 @@ class InboxMethodsTest {
         }
     }
 
+    @io.smallrye.common.annotation.NonBlocking
     static class AckedBeforeItRuns {
         @org.eclipse.microprofile.reactive.messaging.Acknowledgment(
                 org.eclipse.microprofile.reactive.messaging.Acknowledgment.Strategy.PRE_PROCESSING)
-        @io.smallrye.reactive.messaging.annotations.Blocking
         @Inbox
         void handle(String payload, InboxMetadata inbox) {
         }
@@ -61,9 +93,10 @@ class InboxMethodsTest {
     }
 
     @Test
-    void aMethodWithTheMetadataOnAWorkerThreadPasses() {
+    void aMethodWithTheMetadataOnTheChannelsThreadPasses() {
         assertThat(InboxMethods.problems(GreetingConsumer.Greetings.class)).isEmpty();
         assertThat(InboxMethods.problems(GreetingConsumer.Farewells.class)).isEmpty();
+        assertThat(InboxMethods.problems(OnTheChannelsThreadByItsClass.class)).isEmpty();
     }
 
     @Test
@@ -73,16 +106,20 @@ class InboxMethodsTest {
     }
 
     @Test
-    void aMethodThatWouldRunOnTheEventLoopIsRefused() {
-        assertThat(InboxMethods.problems(OnTheEventLoop.class)).singleElement().asString()
-                .contains("OnTheEventLoop.handle needs @Blocking");
+    void aMethodLeftToQuarkussDefaultIsRefused() {
+        // A void method would be handed to a worker thread and back, two hand-offs a message.
+        assertThat(InboxMethods.problems(HandedToAWorker.class)).singleElement().asString()
+                .contains("HandedToAWorker.handle needs @NonBlocking");
     }
 
     @Test
-    void aMethodCalledOutOfOrderIsRefused() {
-        // Two calls at once would share the batch's transaction (and its connection) on two threads.
-        assertThat(InboxMethods.problems(OutOfOrder.class)).singleElement().asString()
-                .contains("OutOfOrder.handle must be called in order");
+    void aMethodHandedToAnotherThreadIsRefused() {
+        // A worker pool costs hand-offs; out of order, two calls at once would share the batch's transaction
+        // (and its connection) on two threads.
+        for (Class<?> type : List.of(OnAWorker.class, OnAWorkerByItsClass.class, OutOfOrder.class, OnAVirtualThread.class)) {
+            assertThat(InboxMethods.problems(type)).as(type.getSimpleName()).singleElement().asString()
+                    .contains(type.getName() + ".handle must not be @Blocking or @RunOnVirtualThread");
+        }
     }
 
     @Test

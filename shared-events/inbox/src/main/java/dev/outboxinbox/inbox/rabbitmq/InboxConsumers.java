@@ -91,7 +91,7 @@ public class InboxConsumers {
         if (channels.isEmpty() && !handler.appliesBatches()) {
             throw new IllegalStateException("nothing applies this service's messages: bind a channel to "
                     + InboxConnector.NAME + " (mp.messaging.incoming.<channel>.connector) and handle it with an"
-                    + " @Incoming @Blocking @Inbox method, or implement BatchEffects");
+                    + " @Incoming @NonBlocking @Inbox method, or implement BatchEffects");
         }
         if (channels.isEmpty()) {
             open(ChannelSettings.ofService(config)).begin(batcher);
