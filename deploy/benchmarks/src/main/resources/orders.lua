@@ -1,14 +1,14 @@
 -- POST /orders for wrk (deploy/benchmarks: Wrk.java), the load generator of the saturation runs: it costs a
 -- fraction of the Java client's CPU per order, so that more of the machine is left to the system measured.
---   wrk -t1 -c32 -d30s -s orders.lua http://localhost:8081 -- <run>
+--   wrk -t1 -c32 -d30s -s orders.lua http://localhost:8081 -- <run> <sku>,<sku>,...
 -- Every order has the customer id <run> (the harness reads the accepted orders back from order-service's
 -- database by it) and its own Idempotency-Key, as a careful client sends: <run>-<thread>-<n>. Its lines are
--- OrderLoad's mix: one to three distinct SKUs of the demo catalogue, 1-5 of each, drawn from a generator
--- seeded per thread. A request wrk had in flight when the time ran out may have placed its order unanswered:
+-- OrderLoad's mix: one to three distinct SKUs of the catalogue given (OrderLoad.SKUS), 1-5 of each, drawn
+-- from a generator seeded per thread. A request wrk had in flight when the time ran out may have placed its order unanswered:
 -- the database, not this count, says which orders exist.
 -- At the end it prints its counts on a line of its own ("wrk-result ..."), which Wrk.java reads.
 
-local skus = { "SKU-APPLE", "SKU-PEAR", "SKU-PLUM", "SKU-FIG", "SKU-DURIAN" }
+local skus = {}
 local threads = {}
 
 function setup(thread)
@@ -18,8 +18,11 @@ end
 
 function init(args)
     run = args[1]
-    if run == nil or run == "" then
-        error("usage: wrk ... -s orders.lua <url> -- <run>")
+    for sku in string.gmatch(args[2] or "", "[^,]+") do
+        skus[#skus + 1] = sku
+    end
+    if run == nil or run == "" or #skus == 0 then
+        error("usage: wrk ... -s orders.lua <url> -- <run> <sku>,<sku>,...")
     end
     sent, created, other = 0, 0, 0
     math.randomseed(thread_number)
@@ -27,14 +30,13 @@ end
 
 function request()
     sent = sent + 1
-    local count = math.random(3)
-    local first = math.random(#skus)
-    local step = math.random(#skus - 1)
+    local count = math.min(math.random(3), #skus)
     local lines = {}
-    for i = 0, count - 1 do
-        -- first, first + step, first + 2 step (mod 5, step 1-4): distinct, as a line per SKU must be.
-        local sku = skus[(first - 1 + i * step) % #skus + 1]
-        lines[#lines + 1] = string.format('{"sku":"%s","quantity":%d}', sku, math.random(5))
+    for i = 1, count do
+        -- A partial shuffle: the i-th line takes one of the SKUs not taken yet (one line per SKU, as an order must).
+        local j = math.random(i, #skus)
+        skus[i], skus[j] = skus[j], skus[i]
+        lines[#lines + 1] = string.format('{"sku":"%s","quantity":%d}', skus[i], math.random(5))
     end
     local body = string.format('{"customerId":"%s","lines":[%s]}', run, table.concat(lines, ","))
     return wrk.format("POST", "/orders", {

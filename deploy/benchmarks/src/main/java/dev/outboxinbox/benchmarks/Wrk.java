@@ -1,5 +1,6 @@
 package dev.outboxinbox.benchmarks;
 
+import dev.outboxinbox.system.OrderLoad;
 import dev.outboxinbox.system.SystemUnderTest;
 import java.io.IOException;
 import java.io.InputStream;
@@ -65,10 +66,13 @@ final class Wrk {
         return new Wrk(script);
     }
 
-    /** Places orders with customer id {@code run} for {@code seconds}, {@code connections} in flight. */
+    /**
+     * Places orders with customer id {@code run} for {@code seconds}, {@code connections} in flight, their
+     * lines from {@link OrderLoad#SKUS} (the catalogue deploy/local seeds).
+     */
     Result place(URI orderService, String run, int connections, int seconds) throws IOException, InterruptedException {
         List<String> command = List.of("wrk", "-t1", "-c" + connections, "-d" + seconds + "s", "--timeout", "10s",
-                "-s", script.toString(), orderService.toString(), "--", run);
+                "-s", script.toString(), orderService.toString(), "--", run, String.join(",", OrderLoad.SKUS));
         Process wrk = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String output = new String(wrk.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (wrk.waitFor() != 0) {

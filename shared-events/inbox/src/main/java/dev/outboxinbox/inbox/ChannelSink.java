@@ -70,6 +70,8 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
 public final class ChannelSink implements InboxSink {
 
     private final ChannelTransaction.Opener inbox;
+    /** The method's bean's look at a batch before its calls ({@link InboxLookahead}); null if it has none. */
+    private final InboxLookahead<Object> lookahead;
     private final InboxMetrics metrics;
     private final String consumer;
     private final int maxBatchSize;
@@ -117,9 +119,12 @@ public final class ChannelSink implements InboxSink {
         }
     }
 
-    ChannelSink(ChannelTransaction.Opener inbox, InboxMetrics metrics, String consumer, int maxBatchSize, boolean deduplicate,
-                Duration initialBackoff, Duration maxBackoff) {
+    ChannelSink(ChannelTransaction.Opener inbox, InboxLookahead<?> lookahead, InboxMetrics metrics, String consumer, int maxBatchSize,
+                boolean deduplicate, Duration initialBackoff, Duration maxBackoff) {
         this.inbox = inbox;
+        @SuppressWarnings("unchecked") // the channel's payloads are what its decoder makes, the type the bean reads
+        InboxLookahead<Object> look = (InboxLookahead<Object>) lookahead;
+        this.lookahead = look;
         this.metrics = metrics;
         this.consumer = consumer;
         this.maxBatchSize = maxBatchSize;
@@ -131,10 +136,12 @@ public final class ChannelSink implements InboxSink {
     /**
      * For the connector: one inbox channel, its messages kept under its consumer name, counted in its
      * consumer's metrics, up to {@code inbox.max-batch-size} a transaction, retried at the service's
-     * pace ({@code inbox.initial-backoff}, {@code inbox.max-backoff}).
+     * pace ({@code inbox.initial-backoff}, {@code inbox.max-backoff}); {@code lookahead} is the method's
+     * bean if it is an {@link InboxLookahead}, else null.
      */
-    public static ChannelSink of(InboxHandler inbox, InboxMetrics metrics, ChannelSettings channel, InboxConfig config) {
-        return new ChannelSink(inbox, metrics.consumer(channel.consumer()), channel.consumer(), config.maxBatchSize(),
+    public static ChannelSink of(InboxHandler inbox, InboxLookahead<?> lookahead, InboxMetrics metrics, ChannelSettings channel,
+                                 InboxConfig config) {
+        return new ChannelSink(inbox, lookahead, metrics.consumer(channel.consumer()), channel.consumer(), config.maxBatchSize(),
                 inbox.deduplicates(), config.initialBackoff(), config.maxBackoff());
     }
 
@@ -303,19 +310,28 @@ public final class ChannelSink implements InboxSink {
         List<Offered> offered = new ArrayList<>(batch.size());
         boolean committed = false;
         try {
-            // Every new message is handed to SmallRye in turn; it calls the method for one after the other on
-            // this thread (@NonBlocking, as InboxMethods requires), each call joining the transaction in turn.
             Outcome[] outcomes = new Outcome[batch.size()];
+            List<Integer> toOffer = new ArrayList<>(batch.size());
+            boolean[] fresh = new boolean[batch.size()];
             for (int i = 0; i < batch.size(); i++) {
-                InboxMessage<?> message = batch.get(i).message;
-                boolean fresh = transaction.claimed(message.messageId());
-                if (!fresh && deduplicate) {
+                fresh[i] = transaction.claimed(batch.get(i).message.messageId());
+                if (!fresh[i] && deduplicate) {
                     outcomes[i] = new Outcome.Duplicate(); // not offered: the method never sees a copy
                     continue;
                 }
+                toOffer.add(i);
+            }
+            Throwable look = lookAhead(transaction, toOffer.stream().<Object>map(i -> batch.get(i).message.payload()).toList());
+            if (look != null) {
+                return Attempt.failed(-1, look);
+            }
+            // Every new message is handed to SmallRye in turn; it calls the method for one after the other on
+            // this thread (@NonBlocking, as InboxMethods requires), each call joining the transaction in turn.
+            for (int i : toOffer) {
+                InboxMessage<?> message = batch.get(i).message;
                 InboxMetadata metadata = new InboxMetadata(consumer, message.messageId(), message.type(), message.traceparent(),
                         transaction);
-                metadata.claimed(fresh);
+                metadata.claimed(fresh[i]);
                 offered.add(new Offered(i, metadata, offer(message, metadata, transaction)));
             }
             for (Offered one : offered) {
@@ -352,6 +368,27 @@ public final class ChannelSink implements InboxSink {
             if (!committed) {
                 transaction.rollback();
             }
+        }
+    }
+
+    /**
+     * The bean's look at the messages about to be offered, in the transaction, on this thread; null if
+     * it has none or it passed, else its failure (the batch fails with no message to blame).
+     */
+    private Throwable lookAhead(ChannelTransaction transaction, List<Object> payloads) {
+        if (lookahead == null || payloads.isEmpty()) {
+            return null;
+        }
+        if (!transaction.join()) {
+            return new IllegalStateException("the batch was abandoned before its look ahead");
+        }
+        try {
+            lookahead.lookahead(payloads);
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        } finally {
+            transaction.leave();
         }
     }
 

@@ -37,6 +37,12 @@ class ChannelSinkOrderTest {
     private final AtomicBoolean failNextCommit = new AtomicBoolean();
     /** The threads the method was called on: the channel's own, as SmallRye calls an @NonBlocking method. */
     private final Set<String> callingThreads = ConcurrentHashMap.newKeySet();
+    /** Whether a thread is inside the fake transaction (between join and leave). */
+    private final AtomicBoolean inTransaction = new AtomicBoolean();
+    /** What the bean's look ahead saw, one entry a transaction: its payloads, and whether it was inside the transaction. */
+    private final List<String> looks = new CopyOnWriteArrayList<>();
+    /** A payload the look ahead cannot take (it throws for a batch that has it). */
+    private volatile String unlookable = "none";
     /** Ids the fake inbox already has: a claim does not add them. */
     private final Set<String> known = new HashSet<>(Set.of("copy-id"));
 
@@ -56,7 +62,11 @@ class ChannelSinkOrderTest {
 
                 @Override
                 public boolean join() {
-                    return !abandoned;
+                    if (abandoned) {
+                        return false;
+                    }
+                    inTransaction.set(true);
+                    return true;
                 }
 
                 @Override
@@ -66,6 +76,7 @@ class ChannelSinkOrderTest {
 
                 @Override
                 public void leave() {
+                    inTransaction.set(false);
                 }
 
                 @Override
@@ -85,6 +96,11 @@ class ChannelSinkOrderTest {
 
         @Override
         public void probe(String consumer) {
+        }
+    }, payloads -> {
+        looks.add(payloads + (inTransaction.get() ? "" : " outside the transaction") + " after " + offered.size() + " calls");
+        if (payloads.contains(unlookable)) {
+            throw new IllegalStateException("cannot look at " + unlookable);
         }
     }, new InboxMetrics(new SimpleMeterRegistry(), "test-consumer"), "test-consumer", 100, true,
             Duration.ofMillis(50), Duration.ofMillis(200));
@@ -175,6 +191,34 @@ class ChannelSinkOrderTest {
         assertThat(rolledBack).hasValue(1);
         assertThat(committed).hasValue(3);
         assertThat(outcomes.stream().map(CompletableFuture::join)).allMatch(Outcome.Applied.class::isInstance);
+    }
+
+    @Test
+    void theBeanLooksAtABatchsNewMessagesOnceInItsTransactionBeforeTheirCalls() throws Exception {
+        List<CompletableFuture<Outcome>> outcomes = submitAll("one", "copy", "two", "three");
+        subscribe(rejecting("nothing"));
+        awaitSettled(outcomes);
+
+        assertThat(looks).as("one look for the batch, at the messages to be offered (not the copy), before any call")
+                .containsExactly("[one, two, three] after 0 calls");
+        assertThat(offered).containsExactly("one", "two", "three");
+        assertThat(committed).hasValue(1);
+    }
+
+    @Test
+    void aLookThatFailsFailsItsBatchAndTheMessageItCannotTakeIsJudgedAlone() throws Exception {
+        unlookable = "odd";
+        List<CompletableFuture<Outcome>> outcomes = submitAll("p", "odd", "q");
+        subscribe(rejecting("nothing"));
+        awaitSettled(outcomes);
+
+        assertThat(looks).as("the batch's look fails; then a look a message, the odd one's twice (the probe passes)")
+                .containsExactly("[p, odd, q] after 0 calls", "[p] after 0 calls", "[odd] after 1 calls", "[odd] after 1 calls",
+                        "[q] after 1 calls");
+        assertThat(offered).as("no call in a transaction whose look failed").containsExactly("p", "q");
+        assertThat(outcomes.stream().map(CompletableFuture::join).map(o -> o.getClass().getSimpleName()))
+                .containsExactly("Applied", "Poison", "Applied");
+        assertThat(outcomes.get(1).join()).asString().contains("cannot look at odd");
     }
 
     /**

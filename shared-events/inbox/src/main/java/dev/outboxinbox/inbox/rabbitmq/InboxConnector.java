@@ -3,15 +3,22 @@ package dev.outboxinbox.inbox.rabbitmq;
 import dev.outboxinbox.inbox.ChannelSettings;
 import dev.outboxinbox.inbox.ChannelSink;
 import dev.outboxinbox.inbox.InboxConfig;
+import dev.outboxinbox.inbox.Inbox;
 import dev.outboxinbox.inbox.InboxHandler;
+import dev.outboxinbox.inbox.InboxLookahead;
 import dev.outboxinbox.inbox.InboxMetrics;
 import io.smallrye.reactive.messaging.connector.InboundConnector;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 
@@ -45,10 +52,13 @@ public class InboxConnector implements InboundConnector {
     private final InboxHandler inbox;
     private final InboxMetrics metrics;
     private final InboxConfig config;
+    private final Instance<InboxLookahead<?>> lookaheads;
     private final List<ChannelSink> sinks = new CopyOnWriteArrayList<>();
 
-    InboxConnector(InboxConsumers consumers, InboxHandler inbox, InboxMetrics metrics, InboxConfig config) {
+    InboxConnector(InboxConsumers consumers, InboxHandler inbox, InboxMetrics metrics, InboxConfig config,
+                   @Any Instance<InboxLookahead<?>> lookaheads) {
         this.consumers = consumers;
+        this.lookaheads = lookaheads;
         this.inbox = inbox;
         this.metrics = metrics;
         this.config = config;
@@ -59,9 +69,22 @@ public class InboxConnector implements InboundConnector {
         String name = channelConfig.getValue(CHANNEL_NAME_ATTRIBUTE, String.class);
         ChannelSettings settings = ChannelSettings.ofChannel(name, channelConfig, config);
         InboxConsumer consumer = consumers.openChannel(settings);
-        ChannelSink sink = ChannelSink.of(inbox, metrics, settings, config);
+        ChannelSink sink = ChannelSink.of(inbox, lookaheadOf(name), metrics, settings, config);
         sinks.add(sink);
         return sink.messages(() -> consumer.begin(sink));
+    }
+
+    /** The bean whose {@code @Incoming @Inbox} method reads {@code channel}, if it looks ahead ({@link InboxLookahead}). */
+    private InboxLookahead<?> lookaheadOf(String channel) {
+        for (Instance.Handle<InboxLookahead<?>> handle : lookaheads.handles()) {
+            for (Method method : handle.getBean().getBeanClass().getDeclaredMethods()) {
+                boolean reads = Arrays.stream(method.getAnnotationsByType(Incoming.class)).anyMatch(in -> in.value().equals(channel));
+                if (reads && method.isAnnotationPresent(Inbox.class)) {
+                    return handle.get();
+                }
+            }
+        }
+        return null;
     }
 
     @PreDestroy
