@@ -13,6 +13,7 @@ import jakarta.transaction.Transactional;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
@@ -102,6 +103,11 @@ class InboxMethods {
                         + " transaction, one for several messages, and the method joins it; @Transactional would"
                         + " begin another, and its writes would commit apart from the inbox row");
             }
+        }
+        if (InboxLookahead.class.isAssignableFrom(type) && !type.isInterface()
+                && Arrays.stream(type.getDeclaredMethods()).noneMatch(method -> method.isAnnotationPresent(Inbox.class))) {
+            problems.add(type.getName() + " is an InboxLookahead without an @Incoming @Inbox method of its own: the inbox"
+                    + " channel looks ahead through the bean whose method it calls, so this look would never be taken");
         }
         return problems;
     }

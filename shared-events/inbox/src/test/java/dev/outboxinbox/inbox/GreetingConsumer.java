@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 
 /**
@@ -86,12 +88,20 @@ final class GreetingConsumer {
     }
 
     @ApplicationScoped
-    static class Greetings {
+    static class Greetings implements InboxLookahead<String> {
+
+        /** The payloads of every look the channel let this bean take, in order (InboxChannelTest reads them). */
+        static final List<List<String>> LOOKS = new CopyOnWriteArrayList<>();
 
         private final DataSource dataSource;
 
         Greetings(DataSource dataSource) {
             this.dataSource = dataSource;
+        }
+
+        @Override
+        public void lookahead(List<String> texts) {
+            LOOKS.add(List.copyOf(texts));
         }
 
         @Incoming("greetings")

@@ -109,6 +109,17 @@ class InboxChannelTest {
         assertThat(text(id)).isEqualTo("inbox-channel-greeting-consumer.greetings");
     }
 
+    /** The connector found the method's bean an {@link InboxLookahead}: it looked at the message before the call. */
+    @Test
+    void theMethodsBeanLooksAtTheMessagesBeforeTheCalls() throws Exception {
+        String id = UUID.randomUUID().toString();
+        String text = "looked at " + id;
+        publish(id, "Greeted", 1, text);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM greetings WHERE message_id = '" + id + "'") == 1);
+        assertThat(GreetingConsumer.Greetings.LOOKS).anySatisfy(look -> assertThat(look).contains(text));
+    }
+
     @Test
     void whatCanNeverSucceedIsDeadLetteredWithItsReasonAndTheOthersAreApplied() throws Exception {
         String poison = UUID.randomUUID().toString();

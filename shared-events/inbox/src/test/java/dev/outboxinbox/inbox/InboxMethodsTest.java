@@ -79,6 +79,12 @@ class InboxMethodsTest {
         }
     }
 
+    static class LookingAheadForNobody implements InboxLookahead<String> {
+        @Override
+        public void lookahead(List<String> payloads) {
+        }
+    }
+
     @Inbox
     static class OnTheClass {
         void handle(String payload, InboxMetadata inbox) {
@@ -97,6 +103,12 @@ class InboxMethodsTest {
         assertThat(InboxMethods.problems(GreetingConsumer.Greetings.class)).isEmpty();
         assertThat(InboxMethods.problems(GreetingConsumer.Farewells.class)).isEmpty();
         assertThat(InboxMethods.problems(OnTheChannelsThreadByItsClass.class)).isEmpty();
+    }
+
+    @Test
+    void aLookAheadWithoutAnInboxMethodBesideItIsRefused() {
+        assertThat(InboxMethods.problems(LookingAheadForNobody.class)).singleElement().asString()
+                .contains("LookingAheadForNobody is an InboxLookahead without an @Incoming @Inbox method");
     }
 
     @Test
