@@ -38,14 +38,16 @@ final class Report {
 
     private final Map<String, Object> conditions;
     private final List<Ceiling.Result> ceilings;
+    private final List<Floor.Result> floors;
     private final Pipeline.Result pipeline;
     private final List<RelayPeers.Turn> turns;
     private final List<InboxCost.Round> inbox;
 
-    Report(Map<String, Object> conditions, List<Ceiling.Result> ceilings, Pipeline.Result pipeline, List<RelayPeers.Turn> turns,
-           List<InboxCost.Round> inbox) {
+    Report(Map<String, Object> conditions, List<Ceiling.Result> ceilings, List<Floor.Result> floors, Pipeline.Result pipeline,
+           List<RelayPeers.Turn> turns, List<InboxCost.Round> inbox) {
         this.conditions = conditions;
         this.ceilings = ceilings;
+        this.floors = floors;
         this.pipeline = pipeline;
         this.turns = turns;
         this.inbox = inbox;
@@ -53,6 +55,11 @@ final class Report {
 
     double ceilingTps() {
         return ceilings.stream().mapToDouble(Ceiling.Result::tps).average().orElse(Double.NaN);
+    }
+
+    /** The database's floor for the whole pipeline, in orders/s: the mean of its runs. */
+    double floorOrdersPerSecond() {
+        return floors.stream().mapToDouble(Floor.Result::ordersPerSecond).average().orElse(Double.NaN);
     }
 
     /** The median over the rounds of one peer's figure. */
@@ -75,6 +82,8 @@ final class Report {
 
     Map<String, Object> ratios() {
         Map<String, Object> ratios = new LinkedHashMap<>();
+        ratios.put("pipelineAcceptedOverFloor", round(pipeline.acceptedPerSecond() / floorOrdersPerSecond(), 3));
+        ratios.put("pipelineAppliedOverFloor", round(pipeline.appliedPerSecond() / floorOrdersPerSecond(), 3));
         ratios.put("pipelineAcceptedOverCeiling", round(pipeline.acceptedPerSecond() / ceilingTps(), 3));
         ratios.put("pipelineAppliedOverCeiling", round(pipeline.appliedPerSecond() / ceilingTps(), 3));
         ratios.put("relayOverDebeziumServerCold", round(relay(OUR, t -> t.cold().eventsPerSecond())
@@ -89,7 +98,7 @@ final class Report {
     Map<String, Object> goals() {
         Map<String, Object> ratios = ratios();
         Map<String, Object> goals = new LinkedHashMap<>();
-        goals.put("pipeline ≥ 50 % of the pgbench ceiling (applied)", met((double) ratios.get("pipelineAppliedOverCeiling"), v -> v >= PIPELINE_GOAL));
+        goals.put("pipeline ≥ 50 % of the database's floor (applied)", met((double) ratios.get("pipelineAppliedOverFloor"), v -> v >= PIPELINE_GOAL));
         goals.put("relay ≥ 1.0× Debezium Server, cold", met((double) ratios.get("relayOverDebeziumServerCold"), v -> v >= RELAY_GOAL));
         goals.put("relay ≥ 1.0× Debezium Server, warm", met((double) ratios.get("relayOverDebeziumServerWarm"), v -> v >= RELAY_GOAL));
         goals.put("inbox costs ≤ 15 %", met((double) ratios.get("inboxCost"), v -> v <= INBOX_COST_GOAL));
@@ -110,11 +119,19 @@ final class Report {
             rows.add(new Row("ceiling", "pgbench, order-service's transaction before issue 29, %d clients, %d s (%s)".formatted(c.clients(), c.seconds(),
                     i == 0 ? "first" : "last"), "%,.0f tps, %.1f ms average".formatted(c.tps(), c.latencyMs())));
         }
+        for (int i = 0; i < floors.size(); i++) {
+            Floor.Result f = floors.get(i);
+            rows.add(new Row("floor", "pgbench, the pipeline's whole database work, batches of %d, %d clients, %d s (%s)".formatted(
+                    f.batch(), f.clients(), f.seconds(), i == 0 ? "first" : "last"),
+                    "%,.0f orders/s (%,.0f tps, all transactions)".formatted(f.ordersPerSecond(), f.tps())));
+        }
         rows.add(new Row("pipeline", "POST /orders at saturation (wrk), %d in flight, %,d orders".formatted(pipeline.clients(), pipeline.orders()),
                 "%,.0f orders/s accepted (none refused: a refusal stops the run)".formatted(pipeline.acceptedPerSecond())));
         rows.add(new Row("pipeline", "applied in inventory (first POST → last decision)", "%,.0f orders/s".formatted(pipeline.appliedPerSecond())));
         rows.add(new Row("pipeline", "replies back in order-service, after inventory's last decision",
                 "%.1f s later".formatted(pipeline.repliesDrainedAfterSeconds())));
+        rows.add(new Row("pipeline", "pipeline ÷ the database's floor", "%.0f %% accepted, %.0f %% applied".formatted(
+                100 * pipeline.acceptedPerSecond() / floorOrdersPerSecond(), 100 * pipeline.appliedPerSecond() / floorOrdersPerSecond())));
         rows.add(new Row("pipeline", "pipeline ÷ pgbench ceiling", "%.0f %% accepted, %.0f %% applied".formatted(
                 100 * pipeline.acceptedPerSecond() / ceilingTps(), 100 * pipeline.appliedPerSecond() / ceilingTps())));
         Cpu.Profile cpu = pipeline.cpu();
@@ -189,6 +206,7 @@ final class Report {
         json.put("conditions", conditions);
         json.put("peerDifferences", PEER_DIFFERENCES);
         json.put("ceiling", ceilings);
+        json.put("floor", floors);
         json.put("pipeline", pipeline);
         json.put("relay", turns);
         json.put("inbox", inbox);
@@ -205,6 +223,7 @@ final class Report {
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(directory.resolve("report.json").toFile(), json());
         Map<String, Double> throughput = new LinkedHashMap<>();
         throughput.put("pgbench ceiling (tps)", ceilingTps());
+        throughput.put("database floor (orders/s)", floorOrdersPerSecond());
         throughput.put("pipeline accepted", pipeline.acceptedPerSecond());
         throughput.put("pipeline applied", pipeline.appliedPerSecond());
         throughput.put("outbox-relay cold", relay(OUR, t -> t.cold().eventsPerSecond()));

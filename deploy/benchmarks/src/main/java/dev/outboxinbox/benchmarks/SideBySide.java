@@ -17,9 +17,10 @@ import java.util.Properties;
 /**
  * The side-by-side benchmark, one entry point ({@code deploy/benchmarks/run [--smoke]}): every
  * figure in one run on this machine, so that ratios compare like with like on a shared, noisy
- * machine. In order: the pgbench ceiling; the whole pipeline (deploy/local) at saturation and at half
- * of it, with each service's memory; outbox-relay against Debezium Server, alternating; inventory
- * with its inbox on and off, alternating; the pgbench ceiling again (how much the machine drifted).
+ * machine. In order: the pgbench ceiling and the database's floor for the whole pipeline; the whole
+ * pipeline (deploy/local) at saturation and at half of it, with each service's memory; outbox-relay
+ * against Debezium Server, alternating; inventory with its inbox on and off, alternating; the ceiling
+ * and the floor again (how much the machine drifted).
  * Then the report: {@code deploy/benchmarks/target/report/report.txt}, {@code report.json}, {@code chart.png}.
  * What it made on the servers is removed before and after (databases, slots, role, virtual hosts;
  * deploy/local is reset first and stopped after).
@@ -49,6 +50,7 @@ public final class SideBySide {
 
         scratch.cleanUp();
         List<Ceiling.Result> ceilings = new ArrayList<>();
+        List<Floor.Result> floors = new ArrayList<>();
         Pipeline.Result pipeline;
         List<RelayPeers.Turn> turns;
         List<InboxCost.Round> inbox;
@@ -64,7 +66,8 @@ public final class SideBySide {
             System.out.printf("[ceiling] pgbench, %d clients, %d s%n", settings.clients(), settings.ceilingSeconds());
             ceilings.add(Ceiling.measure(scratch, target, settings.clients(), settings.ceilingSeconds()));
             System.out.printf("[ceiling] %,.0f tps%n", ceilings.get(0).tps());
-            scratch.pg().execute("postgres", "DROP DATABASE IF EXISTS " + Scratch.CEILING_DB + " WITH (FORCE)");
+            scratch.drop(Scratch.CEILING_DB);
+            floors.add(floor(scratch, target, settings));
 
             pipeline = new Pipeline(scratch, ChaosRun.system(), settings, target.resolve("report/jfr")).measure();
 
@@ -80,14 +83,24 @@ public final class SideBySide {
             System.out.printf("[ceiling] again: pgbench, %d clients, %d s%n", settings.clients(), settings.ceilingSeconds());
             ceilings.add(Ceiling.measure(scratch, target, settings.clients(), settings.ceilingSeconds()));
             System.out.printf("[ceiling] %,.0f tps%n", ceilings.get(1).tps());
+            floors.add(floor(scratch, target, settings));
         } finally {
             scratch.cleanUp();
         }
         conditions.put("loadAverageEnd", loadAverage());
         Path out = target.resolve("report");
         System.out.println();
-        System.out.print(new Report(conditions, ceilings, pipeline, turns, inbox).write(out));
+        System.out.print(new Report(conditions, ceilings, floors, pipeline, turns, inbox).write(out));
         System.out.println("\nreport: " + out.resolve("report.txt") + ", " + out.resolve("report.json") + ", chart: " + out.resolve("chart.png"));
+    }
+
+    private static Floor.Result floor(Scratch scratch, Path target, Settings settings) throws IOException, InterruptedException {
+        System.out.printf("[floor] pgbench, the pipeline's whole database work (batches of %d), %d clients, %d s%n",
+                settings.floorBatch(), settings.clients(), settings.ceilingSeconds());
+        Floor.Result floor = Floor.measure(scratch, target, settings.clients(), settings.ceilingSeconds(), settings.floorBatch());
+        System.out.printf("[floor] %,.0f orders/s (%,.0f tps)%n", floor.ordersPerSecond(), floor.tps());
+        scratch.drop(Scratch.FLOOR_DB);
+        return floor;
     }
 
     private static String required(String property) {

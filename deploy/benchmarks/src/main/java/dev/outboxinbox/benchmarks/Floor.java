@@ -1,0 +1,225 @@
+package dev.outboxinbox.benchmarks;
+
+import dev.outboxinbox.events.EventJson;
+import dev.outboxinbox.events.InventoryEvent;
+import dev.outboxinbox.events.InventoryReserved;
+import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.events.OrderEvent;
+import dev.outboxinbox.testing.PostgresEndpoint;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The database's floor for the whole pipeline (issue 29, item 3): pgbench doing all the PostgreSQL work
+ * the pipeline does for its orders, with nothing else (no HTTP, no JSON, no broker, no JVM), on one
+ * scratch database that has both services' schemas (order-service's in {@code public}, inventory's in
+ * {@code inventory}, made by their own migrations and the libraries'), while two logical decoders
+ * stream both outboxes' inserts from the WAL, as the two relays' slots do. For every {@code batch}
+ * orders, weighted so:
+ * <ul>
+ *   <li>{@code batch} × order-service's transaction: the Idempotency-Key's claim, the order and its
+ *       lines in one statement ({@code OrderInserts}), the outbox row, the commit;</li>
+ *   <li>1 × inventory's batch: the inbox claim, the outcomes, the products locked and reserved, the
+ *       reservations, the replies in its outbox;</li>
+ *   <li>1 × order-service's reply batch: the inbox claim, the orders read and locked in one statement
+ *       ({@code InventoryReplies}' look ahead), their updates;</li>
+ *   <li>2 × a relay's offset commit (the term's row locked, the offset rewritten), one for each relay.</li>
+ * </ul>
+ * The batch is a choice (10 by default: {@code -DfloorBatch}); at saturation the consumers' batches and
+ * the relays' polls are larger, which makes the pipeline's real work per order smaller than this. The
+ * orders the consumers move are the newest ones (their rows are read by the outboxes' time index), as
+ * the pipeline's are. What it leaves out: the inboxes' and outboxes' purges, the relays' heartbeats.
+ */
+final class Floor {
+
+    /** @param ordersPerSecond the order transactions a second: the floor's figure */
+    record Result(double ordersPerSecond, double tps, int clients, int seconds, int batch, long orders) {
+    }
+
+    private static final Pattern ORDER_SCRIPT_TPS = Pattern.compile(
+            "SQL script 1: \\S*order\\.pgbench\\R(?:.*\\R)*? - ([0-9]+) transactions \\([0-9.]+% of total, tps = ([0-9.]+)\\)");
+    private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
+
+    static final String ORDERS_PUBLICATION = "outbox_publication";
+    static final String INVENTORY_PUBLICATION = "floor_inventory_publication";
+    private static final List<String> SLOTS = List.of("bench_floor_orders", "bench_floor_inventory");
+
+    private Floor() {
+    }
+
+    static Result measure(Scratch scratch, Path workDir, int clients, int seconds, int batch) throws IOException, InterruptedException {
+        scratch.floorSchemas(Scratch.FLOOR_DB, INVENTORY_PUBLICATION);
+        PostgresEndpoint pg = scratch.pg();
+        Map<String, String> scripts = scripts();
+        List<String> files = new ArrayList<>();
+        for (Map.Entry<String, String> script : scripts.entrySet()) {
+            Path file = workDir.resolve(script.getKey() + ".pgbench");
+            Files.writeString(file, script.getValue());
+            files.add("--file=" + file + "@" + (script.getKey().equals("order") ? batch : 1));
+        }
+        List<Process> decoders = new ArrayList<>();
+        try {
+            decoders.add(decode(pg, SLOTS.get(0), ORDERS_PUBLICATION, workDir));
+            decoders.add(decode(pg, SLOTS.get(1), INVENTORY_PUBLICATION, workDir));
+            List<String> command = new ArrayList<>(List.of("pgbench", "--no-vacuum", "--protocol=prepared", "--client=" + clients,
+                    "--jobs=" + Math.min(clients, Runtime.getRuntime().availableProcessors()), "--time=" + seconds,
+                    "--define=batch=" + batch, "--max-tries=10", "--host=" + pg.host(), "--port=" + pg.port(), "--username=" + pg.user()));
+            command.addAll(files);
+            command.add(Scratch.FLOOR_DB);
+            ProcessBuilder pgbench = new ProcessBuilder(command).redirectErrorStream(true);
+            pgbench.environment().put("PGPASSWORD", pg.password());
+            Process process = pgbench.start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (process.waitFor() != 0) {
+                throw new IllegalStateException("pgbench failed:\n" + output);
+            }
+            for (Process decoder : decoders) {
+                if (!decoder.isAlive()) {
+                    throw new IllegalStateException("a decoder (pg_recvlogical) stopped during the run: see " + workDir
+                            + "/bench_floor_*.log");
+                }
+            }
+            return parse(output, clients, seconds, batch);
+        } finally {
+            for (Process decoder : decoders) {
+                decoder.destroy();
+                if (!decoder.waitFor(10, TimeUnit.SECONDS)) {
+                    decoder.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    /** A logical decoder on its own slot, as a relay's: pgoutput, the publication's inserts, streamed and thrown away. */
+    private static Process decode(PostgresEndpoint pg, String slot, String publication, Path workDir) throws IOException {
+        pg.execute(Scratch.FLOOR_DB, "SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+        ProcessBuilder recv = new ProcessBuilder("pg_recvlogical", "--dbname=" + Scratch.FLOOR_DB, "--host=" + pg.host(),
+                "--port=" + pg.port(), "--username=" + pg.user(), "--slot=" + slot, "--start", "--no-loop",
+                "--option=proto_version=1", "--option=publication_names=" + publication, "--file=/dev/null")
+                .redirectErrorStream(true).redirectOutput(workDir.resolve(slot + ".log").toFile());
+        recv.environment().put("PGPASSWORD", pg.password());
+        return recv.start();
+    }
+
+    static Result parse(String output, int clients, int seconds, int batch) {
+        Matcher order = ORDER_SCRIPT_TPS.matcher(output);
+        Matcher all = TPS.matcher(output);
+        if (!order.find() || !all.find()) {
+            throw new IllegalStateException("pgbench printed no per-script tps for order.pgbench:\n" + output);
+        }
+        return new Result(Double.parseDouble(order.group(2)), Double.parseDouble(all.group(1)), clients, seconds, batch,
+                Long.parseLong(order.group(1)));
+    }
+
+    /** The scripts by name, the order's first (its tps is the figure). Variables: :batch (pgbench --define). */
+    static Map<String, String> scripts() {
+        Map<String, String> scripts = new LinkedHashMap<>();
+        scripts.put("order", order());
+        scripts.put("inventory", inventory());
+        scripts.put("replies", replies());
+        scripts.put("outbox-relay-offsets", offsets("outbox_relay"));
+        scripts.put("reply-relay-offsets", offsets("outbox_relay_inventory"));
+        return scripts;
+    }
+
+    private static final String NEW_UUID = "(lpad(to_hex(:%1$sh::bigint), 16, '0') || lpad(to_hex(:%1$sl::bigint), 16, '0'))::uuid";
+
+    /** order-service's transaction as OrderInserts and OutboxWriter.append write it: two statements and the commit. */
+    static String order() {
+        String payload = quoted(EventJson.write(new OrderCreated(UUID.randomUUID(), UUID.randomUUID(), "pgbench-customer",
+                List.of(new OrderCreated.Line("SKU-APPLE", 2), new OrderCreated.Line("SKU-PEAR", 1)), Instant.now())));
+        String orderId = NEW_UUID.formatted("o");
+        return "\\set oh random(1, 9223372036854775806)\n"
+                + "\\set ol random(1, 9223372036854775806)\n"
+                + "\\set eh random(1, 9223372036854775806)\n"
+                + "\\set el random(1, 9223372036854775806)\n"
+                + "BEGIN;\n"
+                + "WITH claim AS (INSERT INTO idempotency_keys (idempotency_key, request_hash, order_id) VALUES ('pgbench-' || :oh::text"
+                + " || '-' || :ol::text, md5(:ol::text), " + orderId + ") ON CONFLICT (idempotency_key) DO NOTHING RETURNING order_id),"
+                + " placed AS (INSERT INTO orders (id, customer_id, currency, placed_at, status) SELECT order_id, 'pgbench-' ||"
+                + " :client_id::text, 'EUR', now(), 'PENDING' FROM claim RETURNING id),"
+                + " lines AS (INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price) SELECT placed.id, line.line_no - 1,"
+                + " line.sku, line.quantity, line.unit_price FROM placed, unnest('{SKU-APPLE,SKU-PEAR}'::text[], '{2,1}'::int[],"
+                + " '{0.50,0.40}'::numeric[]) WITH ORDINALITY AS line (sku, quantity, unit_price, line_no))"
+                + " SELECT count(*) FROM placed;\n"
+                + "INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, traceparent, occurred_at) VALUES ("
+                + NEW_UUID.formatted("e") + ", '" + OrderEvent.AGGREGATE_TYPE + "', " + orderId + "::text, '" + OrderCreated.TYPE + "', "
+                + OrderCreated.SCHEMA_VERSION + ", '" + payload + "'::jsonb, NULL, now());\n"
+                + "END;\n";
+    }
+
+    /**
+     * inventory-service's batch (StockReservations), for the newest :batch orders: the inbox claim, the
+     * outcomes claimed, the two products locked in SKU order and reserved, the reservations, the replies.
+     */
+    static String inventory() {
+        String payload = quoted(EventJson.write(new InventoryReserved(UUID.randomUUID(), UUID.randomUUID(), Instant.now())));
+        String newest = "(SELECT aggregateid::uuid AS order_id FROM public.outbox ORDER BY occurred_at DESC LIMIT :batch::int)";
+        String claimed = "unnest(:claimed::uuid[]) AS o(order_id)";
+        return "BEGIN;\n"
+                + "INSERT INTO inventory.inbox (consumer, message_id, message_type) SELECT 'inventory-service', gen_random_uuid()::text,"
+                + " 'OrderCreated' FROM generate_series(1, :batch::int) ON CONFLICT DO NOTHING;\n"
+                // The outcomes claimed; only the orders claimed here reserve and reply (pgbench's gset keeps them for the rest).
+                + "WITH c AS (INSERT INTO inventory.order_outcomes (order_id, status, reason, message_id, decided_at) SELECT order_id,"
+                + " 'RESERVED', NULL, gen_random_uuid()::text, now() FROM " + newest + " o ON CONFLICT (order_id) DO NOTHING"
+                + " RETURNING order_id) SELECT coalesce(array_agg(order_id), '{}') AS claimed FROM c \\gset\n"
+                + "SELECT sku, on_hand - reserved FROM inventory.products WHERE sku = ANY('{SKU-APPLE,SKU-PEAR}') ORDER BY sku FOR UPDATE;\n"
+                + "UPDATE inventory.products p SET reserved = p.reserved + d.quantity FROM unnest('{SKU-APPLE,SKU-PEAR}'::text[],"
+                + " ARRAY[2 * cardinality(:claimed::uuid[]), cardinality(:claimed::uuid[])]) AS d(sku, quantity) WHERE p.sku = d.sku;\n"
+                + "INSERT INTO inventory.reservations (order_id, sku, quantity) SELECT o.order_id, l.sku, l.quantity FROM " + claimed + ","
+                + " unnest('{SKU-APPLE,SKU-PEAR}'::text[], '{2,1}'::int[]) AS l(sku, quantity);\n"
+                + "INSERT INTO inventory.outbox (id, aggregatetype, aggregateid, type, schema_version, payload, traceparent, occurred_at)"
+                + " SELECT gen_random_uuid(), '" + InventoryEvent.AGGREGATE_TYPE + "', o.order_id::text, '" + InventoryReserved.TYPE + "', "
+                + InventoryReserved.SCHEMA_VERSION + ", '" + payload + "'::jsonb, NULL, now() FROM " + claimed + ";\n"
+                + "END;\n";
+    }
+
+    /**
+     * order-service's reply batch (the inbox channel with InventoryReplies' look ahead), for the newest
+     * :batch replies: the inbox claim, their orders read and locked in one statement, then updated.
+     * SKIP LOCKED: two clients here are two partitions, which never share an order.
+     */
+    static String replies() {
+        String newest = "(SELECT aggregateid::uuid FROM inventory.outbox ORDER BY occurred_at DESC LIMIT :batch::int)";
+        return "BEGIN;\n"
+                + "INSERT INTO inbox (consumer, message_id, message_type) SELECT 'order-service', gen_random_uuid()::text,"
+                + " 'InventoryReserved' FROM generate_series(1, :batch::int) ON CONFLICT DO NOTHING;\n"
+                // The look: the rows read and locked (their ids kept for the update: pgbench's gset takes one row).
+                + "SELECT coalesce(array_agg(id), '{}') AS locked FROM (SELECT id, cancelled_at, cancelled_by, decided_at, decided_by, status,"
+                + " status_reason FROM orders WHERE id IN " + newest + " ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) l \\gset\n"
+                + "UPDATE orders SET status = 'CONFIRMED', status_reason = NULL, decided_at = now(), decided_by = gen_random_uuid()::text"
+                + " WHERE id = ANY(:locked::uuid[]);\n"
+                + "END;\n";
+    }
+
+    /** A relay's offset commit (FencedOffsetBackingStore): its term's row locked, the offset rewritten. */
+    static String offsets(String slot) {
+        String table = "relay." + slot + "_offsets";
+        return "\\set seq random(1, 2147483647)\n"
+                + "BEGIN;\n"
+                + "SELECT epoch FROM relay.relay_leadership WHERE slot_name = '" + slot + "' FOR UPDATE;\n"
+                + "DELETE FROM " + table + ";\n"
+                + "INSERT INTO " + table + " (id, offset_key, offset_val, record_insert_ts, record_insert_seq) VALUES (gen_random_uuid()::text,"
+                + " '[\"outbox-relay\",{\"server\":\"outbox\"}]', '{\"lsn_proc\":' || pg_current_wal_lsn() - '0/0' || ',\"lsn_commit\":'"
+                + " || pg_current_wal_lsn() - '0/0' || ',\"txId\":' || txid_current() || ',\"ts_usec\":' || :seq || '}', now(), :seq);\n"
+                + "END;\n";
+    }
+
+    private static String quoted(String payload) {
+        if (payload.contains("'")) {
+            throw new IllegalStateException("the payload would need quoting: " + payload);
+        }
+        return payload;
+    }
+}
