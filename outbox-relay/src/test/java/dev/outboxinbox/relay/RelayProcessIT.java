@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The packaged relay stopped and killed mid-stream: nothing is lost, and a clean stop doubles nothing. */
@@ -69,7 +70,9 @@ class RelayProcessIT {
                 .hasSize(EVENTS).doesNotHaveDuplicates();
     }
 
+    /** Long (bash .ci/run --long): every CI run's chaos run kills both relays with kill -9 mid-stream and checks the same. */
     @Test
+    @Tag("long")
     void aRelayKilledMidStreamLosesNothing() throws Exception {
         Run run = interruptMidStream("killed", ServiceProcess::kill);
 

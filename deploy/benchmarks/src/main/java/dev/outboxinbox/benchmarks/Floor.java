@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -38,13 +39,21 @@ import java.util.regex.Pattern;
  * </ul>
  * The batch is a choice (10 by default: {@code -DfloorBatch}); at saturation the consumers' batches and
  * the relays' polls are larger, which makes the pipeline's real work per order smaller than this. The
- * orders the consumers move are the newest ones (their rows are read by the outboxes' time index), as
- * the pipeline's are. What it leaves out: the inboxes' and outboxes' purges, the relays' heartbeats.
+ * consumers take the newest orders they have not taken yet, of the last 5 seconds (through the outboxes'
+ * time index), as the pipeline's take the ones just committed; what share of the orders each got to is
+ * part of the result (the last moment's orders are left). What it leaves out: the inboxes' and outboxes'
+ * purges, the relays' heartbeats.
  */
 final class Floor {
 
-    /** @param ordersPerSecond the order transactions a second: the floor's figure */
-    record Result(double ordersPerSecond, double tps, int clients, int seconds, int batch, long orders) {
+    /**
+     * @param ordersPerSecond the order transactions a second: the floor's figure
+     * @param reservedShare   of the orders placed, those inventory's script decided (the last moment's are not yet)
+     * @param decidedShare    of the orders placed, those the replies' script moved out of PENDING
+     * @param decodedMib      the WAL the slower decoder decoded and confirmed, from its slot's creation to the end
+     */
+    record Result(double ordersPerSecond, double tps, int clients, int seconds, int batch, long orders, double reservedShare,
+                  double decidedShare, double decodedMib) {
     }
 
     private static final Pattern ORDER_SCRIPT_TPS = Pattern.compile(
@@ -69,7 +78,10 @@ final class Floor {
             files.add("--file=" + file + "@" + (script.getKey().equals("order") ? batch : 1));
         }
         List<Process> decoders = new ArrayList<>();
+        List<String> created = new ArrayList<>();
         try {
+            created.add(pg.query(Scratch.FLOOR_DB, "SELECT lsn FROM pg_create_logical_replication_slot('" + SLOTS.get(0) + "', 'pgoutput')"));
+            created.add(pg.query(Scratch.FLOOR_DB, "SELECT lsn FROM pg_create_logical_replication_slot('" + SLOTS.get(1) + "', 'pgoutput')"));
             decoders.add(decode(pg, SLOTS.get(0), ORDERS_PUBLICATION, workDir));
             decoders.add(decode(pg, SLOTS.get(1), INVENTORY_PUBLICATION, workDir));
             List<String> command = new ArrayList<>(List.of("pgbench", "--no-vacuum", "--protocol=prepared", "--client=" + clients,
@@ -90,7 +102,15 @@ final class Floor {
                             + "/bench_floor_*.log");
                 }
             }
-            return parse(output, clients, seconds, batch);
+            Result counted = parse(output, clients, seconds, batch);
+            String end = pg.query(Scratch.FLOOR_DB, "SELECT pg_current_wal_lsn()");
+            double decodedMib = decoded(pg, created, end);
+            String shares = pg.query(Scratch.FLOOR_DB, "SELECT round(count(*) FILTER (WHERE EXISTS (SELECT 1 FROM inventory.order_outcomes c"
+                    + " WHERE c.order_id = o.id))::numeric / count(*), 4) || ' ' || round(count(*) FILTER (WHERE status <> 'PENDING')::numeric"
+                    + " / count(*), 4) FROM orders o");
+            String[] share = shares.split(" ");
+            return new Result(counted.ordersPerSecond(), counted.tps(), clients, seconds, batch, counted.orders(),
+                    Double.parseDouble(share[0]), Double.parseDouble(share[1]), decodedMib);
         } finally {
             for (Process decoder : decoders) {
                 decoder.destroy();
@@ -98,14 +118,46 @@ final class Floor {
                     decoder.destroyForcibly();
                 }
             }
+            dropSlots(pg);
         }
+    }
+
+    /**
+     * Waits (10 s at most) until both decoders have confirmed the WAL up to {@code end}; returns what the
+     * slower one confirmed since its slot was made, in MiB.
+     */
+    private static double decoded(PostgresEndpoint pg, List<String> created, String end) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        String behind = "SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('" + String.join("', '", SLOTS) + "')"
+                + " AND (confirmed_flush_lsn IS NULL OR confirmed_flush_lsn < '" + end + "')";
+        while (!"0".equals(pg.query(Scratch.FLOOR_DB, behind)) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
+        double slowest = Double.MAX_VALUE;
+        for (int i = 0; i < SLOTS.size(); i++) {
+            String bytes = pg.query(Scratch.FLOOR_DB, "SELECT coalesce(pg_wal_lsn_diff(confirmed_flush_lsn, '" + created.get(i)
+                    + "'), 0) FROM pg_replication_slots WHERE slot_name = '" + SLOTS.get(i) + "'");
+            slowest = Math.min(slowest, Double.parseDouble(bytes) / (1024 * 1024));
+        }
+        return slowest;
+    }
+
+    /** The slots go with the run: once their walsenders have let go of them (10 s at most). */
+    private static void dropSlots(PostgresEndpoint pg) {
+        String in = "slot_name IN ('" + String.join("', '", SLOTS) + "')";
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!"0".equals(pg.query(Scratch.FLOOR_DB, "SELECT count(*) FROM pg_replication_slots WHERE active AND " + in))
+                && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
+        pg.execute(Scratch.FLOOR_DB, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active AND " + in);
     }
 
     /** A logical decoder on its own slot, as a relay's: pgoutput, the publication's inserts, streamed and thrown away. */
     private static Process decode(PostgresEndpoint pg, String slot, String publication, Path workDir) throws IOException {
-        pg.execute(Scratch.FLOOR_DB, "SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
         ProcessBuilder recv = new ProcessBuilder("pg_recvlogical", "--dbname=" + Scratch.FLOOR_DB, "--host=" + pg.host(),
-                "--port=" + pg.port(), "--username=" + pg.user(), "--slot=" + slot, "--start", "--no-loop",
+                "--port=" + pg.port(), "--username=" + pg.user(), "--slot=" + slot, "--start", "--no-loop", "--status-interval=1",
+                "--fsync-interval=1",
                 "--option=proto_version=1", "--option=publication_names=" + publication, "--file=/dev/null")
                 .redirectErrorStream(true).redirectOutput(workDir.resolve(slot + ".log").toFile());
         recv.environment().put("PGPASSWORD", pg.password());
@@ -119,7 +171,7 @@ final class Floor {
             throw new IllegalStateException("pgbench printed no per-script tps for order.pgbench:\n" + output);
         }
         return new Result(Double.parseDouble(order.group(2)), Double.parseDouble(all.group(1)), clients, seconds, batch,
-                Long.parseLong(order.group(1)));
+                Long.parseLong(order.group(1)), Double.NaN, Double.NaN, Double.NaN);
     }
 
     /** The scripts by name, the order's first (its tps is the figure). Variables: :batch (pgbench --define). */
@@ -160,12 +212,14 @@ final class Floor {
     }
 
     /**
-     * inventory-service's batch (StockReservations), for the newest :batch orders: the inbox claim, the
+     * inventory-service's batch (StockReservations), for the newest :batch orders it has not decided: the inbox claim, the
      * outcomes claimed, the two products locked in SKU order and reserved, the reservations, the replies.
      */
     static String inventory() {
         String payload = quoted(EventJson.write(new InventoryReserved(UUID.randomUUID(), UUID.randomUUID(), Instant.now())));
-        String newest = "(SELECT aggregateid::uuid AS order_id FROM public.outbox ORDER BY occurred_at DESC LIMIT :batch::int)";
+        String newest = "(SELECT aggregateid::uuid AS order_id FROM public.outbox o WHERE o.occurred_at > now() - interval '5 seconds'"
+                + " AND NOT EXISTS (SELECT 1 FROM inventory.order_outcomes c WHERE c.order_id = o.aggregateid::uuid)"
+                + " ORDER BY o.occurred_at DESC LIMIT :batch::int)";
         String claimed = "unnest(:claimed::uuid[]) AS o(order_id)";
         return "BEGIN;\n"
                 + "INSERT INTO inventory.inbox (consumer, message_id, message_type) SELECT 'inventory-service', gen_random_uuid()::text,"
@@ -187,17 +241,19 @@ final class Floor {
 
     /**
      * order-service's reply batch (the inbox channel with InventoryReplies' look ahead), for the newest
-     * :batch replies: the inbox claim, their orders read and locked in one statement, then updated.
+     * :batch replies whose orders are still PENDING: the inbox claim, their orders read and locked in one
+     * statement, then updated.
      * SKIP LOCKED: two clients here are two partitions, which never share an order.
      */
     static String replies() {
-        String newest = "(SELECT aggregateid::uuid FROM inventory.outbox ORDER BY occurred_at DESC LIMIT :batch::int)";
         return "BEGIN;\n"
                 + "INSERT INTO inbox (consumer, message_id, message_type) SELECT 'order-service', gen_random_uuid()::text,"
                 + " 'InventoryReserved' FROM generate_series(1, :batch::int) ON CONFLICT DO NOTHING;\n"
                 // The look: the rows read and locked (their ids kept for the update: pgbench's gset takes one row).
-                + "SELECT coalesce(array_agg(id), '{}') AS locked FROM (SELECT id, cancelled_at, cancelled_by, decided_at, decided_by, status,"
-                + " status_reason FROM orders WHERE id IN " + newest + " ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) l \\gset\n"
+                + "SELECT coalesce(array_agg(id), '{}') AS locked FROM (SELECT o.id, o.cancelled_at, o.cancelled_by, o.decided_at,"
+                + " o.decided_by, o.status, o.status_reason FROM inventory.outbox r JOIN orders o ON o.id = r.aggregateid::uuid"
+                + " WHERE r.occurred_at > now() - interval '5 seconds' AND o.status = 'PENDING' ORDER BY r.occurred_at DESC"
+                + " LIMIT :batch::int FOR NO KEY UPDATE OF o SKIP LOCKED) l \\gset\n"
                 + "UPDATE orders SET status = 'CONFIRMED', status_reason = NULL, decided_at = now(), decided_by = gen_random_uuid()::text"
                 + " WHERE id = ANY(:locked::uuid[]);\n"
                 + "END;\n";

@@ -123,7 +123,8 @@ final class Report {
             Floor.Result f = floors.get(i);
             rows.add(new Row("floor", "pgbench, the pipeline's whole database work, batches of %d, %d clients, %d s (%s)".formatted(
                     f.batch(), f.clients(), f.seconds(), i == 0 ? "first" : "last"),
-                    "%,.0f orders/s (%,.0f tps, all transactions)".formatted(f.ordersPerSecond(), f.tps())));
+                    "%,.0f orders/s (%,.0f tps, all transactions; %.0f %% of the orders reserved, %.0f %% decided; %,.0f MiB of WAL decoded)"
+                            .formatted(f.ordersPerSecond(), f.tps(), 100 * f.reservedShare(), 100 * f.decidedShare(), f.decodedMib())));
         }
         rows.add(new Row("pipeline", "POST /orders at saturation (wrk), %d in flight, %,d orders".formatted(pipeline.clients(), pipeline.orders()),
                 "%,.0f orders/s accepted (none refused: a refusal stops the run)".formatted(pipeline.acceptedPerSecond())));

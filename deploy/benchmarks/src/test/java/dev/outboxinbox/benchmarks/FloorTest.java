@@ -51,7 +51,9 @@ class FloorTest {
     void pgbenchDoesThePipelinesDatabaseWorkWhileBothOutboxesAreDecoded(@TempDir Path workDir) throws Exception {
         Floor.Result result = Floor.measure(SCRATCH, workDir, 4, 3, 5);
         assertThat(result.ordersPerSecond()).isPositive();
-        assertThat(result.tps()).isGreaterThan(result.ordersPerSecond());
+        assertThat(result.reservedShare()).as("the orders inventory's script got to").isGreaterThan(0.5);
+        assertThat(result.decidedShare()).as("the orders the replies' script decided").isGreaterThan(0.5);
+        assertThat(result.decodedMib()).as("the WAL both decoders confirmed since their slots were made").isPositive();
         try (Connection c = SCRATCH.pg().connect(Scratch.FLOOR_DB);
              ResultSet rs = c.createStatement().executeQuery("""
                      SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM order_lines), (SELECT count(*) FROM idempotency_keys),
@@ -59,8 +61,7 @@ class FloorTest {
                             (SELECT count(*) FROM inventory.reservations), (SELECT count(*) FROM inventory.outbox),
                             (SELECT count(*) FROM orders WHERE status = 'CONFIRMED'), (SELECT count(*) FROM inbox),
                             (SELECT count(*) FROM relay.outbox_relay_offsets) + (SELECT count(*) FROM relay.outbox_relay_inventory_offsets),
-                            (SELECT count(*) FROM pg_replication_slots WHERE database = current_database()
-                                AND confirmed_flush_lsn > '0/0' AND slot_name LIKE 'bench_floor_%')""")) {
+                            (SELECT count(*) FROM pg_replication_slots WHERE database = current_database())""")) {
             rs.next();
             long orders = rs.getLong(1);
             assertThat(orders).isEqualTo(result.orders());
@@ -73,7 +74,7 @@ class FloorTest {
             assertThat(rs.getLong(8)).as("orders the replies decided").isPositive();
             assertThat(rs.getLong(9)).as("the replies' inbox").isPositive();
             assertThat(rs.getLong(10)).as("each relay keeps one offset row").isEqualTo(2);
-            assertThat(rs.getLong(11)).as("both slots decoded and confirmed").isEqualTo(2);
+            assertThat(rs.getLong(11)).as("the slots go with the run").isZero();
         }
     }
 }

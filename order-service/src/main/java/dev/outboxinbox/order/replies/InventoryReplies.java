@@ -13,7 +13,6 @@ import io.smallrye.common.annotation.NonBlocking;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -74,8 +73,8 @@ public class InventoryReplies implements InboxLookahead<InventoryEvent> {
         }
         // Java 17 has no pattern switch over the sealed InventoryEvent: the type names are its cases.
         boolean changed = switch (reply.eventType()) {
-            case InventoryReserved.TYPE -> decide(order, OrderStatus.CONFIRMED, null, inbox.messageId());
-            case InventoryRejected.TYPE -> decide(order, OrderStatus.REJECTED, ((InventoryRejected) reply).reason(), inbox.messageId());
+            case InventoryReserved.TYPE -> order.decide(OrderStatus.CONFIRMED, null, inbox.messageId());
+            case InventoryRejected.TYPE -> order.decide(OrderStatus.REJECTED, ((InventoryRejected) reply).reason(), inbox.messageId());
             case InventoryReleased.TYPE -> cancelled(order, inbox.messageId());
             // The decoder lets only the contract's replies through; one added to it and not here is parked, not guessed at.
             default -> throw new RejectedMessageException("order-service does not handle the reply type '" + reply.eventType() + "'");
@@ -85,34 +84,12 @@ public class InventoryReplies implements InboxLookahead<InventoryEvent> {
         }
     }
 
-    /**
-     * PENDING: decided. CANCELLING or CANCELLED (the customer was quicker): the decision is recorded, the
-     * status stays. Already decided: nothing.
-     */
-    private static boolean decide(OrderProgress order, OrderStatus status, String reason, String messageId) {
-        if (order.status == OrderStatus.PENDING) {
-            order.status = status;
-        } else if (!order.status.cancelled() || order.decidedBy != null) {
-            return false;
-        }
-        order.statusReason = reason;
-        order.decidedAt = Instant.now();
-        order.decidedBy = messageId;
-        return true;
-    }
-
-    /** CANCELLING → CANCELLED, once: the release is the last word on a cancelled order. */
+    /** CANCELLING → CANCELLED, once; a release for an order never cancelled is a bug to look at (parked with the reason). */
     private static boolean cancelled(OrderProgress order, String messageId) throws RejectedMessageException {
-        if (order.status == OrderStatus.CANCELLING) {
-            order.status = OrderStatus.CANCELLED;
-            order.cancelledAt = Instant.now();
-            order.cancelledBy = messageId;
-            return true;
+        try {
+            return order.released(messageId);
+        } catch (IllegalStateException neverCancelled) {
+            throw new RejectedMessageException("a release for order " + order.id + ", which was " + neverCancelled.getMessage());
         }
-        if (order.status == OrderStatus.CANCELLED) {
-            return false;
-        }
-        // Inventory releases only what a cancellation asked for: a release for an order never cancelled is a bug to look at.
-        throw new RejectedMessageException("a release for order " + order.id + ", which was never cancelled (it is " + order.status + ")");
     }
 }

@@ -15,6 +15,7 @@ import java.util.UUID;
  * row (not its lines: {@link InventoryReplies} loads a batch's orders in one statement, and the order's
  * eagerly fetched lines would cost statements of their own). The orders table is the order's
  * ({@code domain.Order}); the two never meet in one transaction (the replies' and the HTTP requests').
+ * Its fields change only through its own methods (Hibernate's enhancement sees every write there).
  */
 @Entity
 @Table(name = "orders")
@@ -45,5 +46,42 @@ class OrderProgress {
     String cancelledBy;
 
     protected OrderProgress() {
+    }
+
+    /**
+     * Inventory's decision, once. PENDING: decided. CANCELLING or CANCELLED (the customer was quicker): the
+     * decision is recorded, the status stays. Already decided: nothing.
+     *
+     * @return whether it changed anything
+     */
+    boolean decide(OrderStatus decision, String reason, String messageId) {
+        if (status == OrderStatus.PENDING) {
+            status = decision;
+        } else if (!status.cancelled() || decidedBy != null) {
+            return false;
+        }
+        statusReason = reason;
+        decidedAt = Instant.now();
+        decidedBy = messageId;
+        return true;
+    }
+
+    /**
+     * CANCELLING → CANCELLED, once: inventory's release is the last word on a cancelled order.
+     *
+     * @return whether it changed anything (false: cancelled already)
+     * @throws IllegalStateException the order was never cancelled (it is {@link #status})
+     */
+    boolean released(String messageId) {
+        if (status == OrderStatus.CANCELLING) {
+            status = OrderStatus.CANCELLED;
+            cancelledAt = Instant.now();
+            cancelledBy = messageId;
+            return true;
+        }
+        if (status == OrderStatus.CANCELLED) {
+            return false;
+        }
+        throw new IllegalStateException("never cancelled (it is " + status + ")");
     }
 }

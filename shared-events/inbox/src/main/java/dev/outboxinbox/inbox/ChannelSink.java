@@ -41,9 +41,9 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
  * <p><b>One message that throws is judged alone.</b> The method threw (nacked): the transaction is
  * rolled back, so nothing of the batch took effect. The messages before the failed one are applied
  * again as a batch, the failed one alone, in a transaction of its own, and the ones behind it wait
- * their turn. A batch that fails without a message to blame (the claim or the commit failed: a
- * constraint checked at commit, Hibernate's flush, the database gone) is applied again one message a
- * transaction. Alone, a failed message is judged as the batcher judges a failed batch, and stays in
+ * their turn. A batch that fails without a message to blame (the claim, the bean's look ahead
+ * ({@link InboxLookahead}) or the commit failed: a constraint checked at commit, Hibernate's flush, the
+ * database gone) is applied again one message a transaction. Alone, a failed message is judged as the batcher judges a failed batch, and stays in
  * hand meanwhile (unacked at the broker, so it spends nothing of the queue's delivery limit):
  * <ul>
  *   <li>{@link RejectedMessageException}: the business says it can never apply it: dead-lettered at once;</li>
@@ -379,16 +379,21 @@ public final class ChannelSink implements InboxSink {
         if (lookahead == null || payloads.isEmpty()) {
             return null;
         }
-        if (!transaction.join()) {
-            return new IllegalStateException("the batch was abandoned before its look ahead");
-        }
+        boolean joined = false;
         try {
+            // Joining fails too if the transaction ended under it (its timeout): judged like the look's own failure.
+            joined = transaction.join();
+            if (!joined) {
+                return new IllegalStateException("the batch was abandoned before its look ahead");
+            }
             lookahead.lookahead(payloads);
             return null;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             return e;
         } finally {
-            transaction.leave();
+            if (joined) {
+                transaction.leave();
+            }
         }
     }
 

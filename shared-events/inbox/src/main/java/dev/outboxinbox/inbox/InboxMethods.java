@@ -16,7 +16,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
  * Checks every {@link Inbox} method at start: a mistake in its signature would otherwise show up
@@ -62,6 +64,11 @@ class InboxMethods {
 
     /** What is wrong with the {@code @Inbox} methods of this class; empty if nothing. */
     static List<String> problems(Class<?> type) {
+        return problems(type, method -> Arrays.stream(method.getAnnotationsByType(Incoming.class)).map(Incoming::value).toList());
+    }
+
+    /** @param channelsOf the channels a method reads (its {@code @Incoming} values) */
+    static List<String> problems(Class<?> type, Function<Method, List<String>> channelsOf) {
         List<String> problems = new ArrayList<>();
         if (type.isAnnotationPresent(Inbox.class) && !type.isAnnotationPresent(Interceptor.class)) {
             problems.add("@Inbox on the class " + type.getName() + ": put it on the @Incoming method (on a class it"
@@ -104,10 +111,17 @@ class InboxMethods {
                         + " begin another, and its writes would commit apart from the inbox row");
             }
         }
-        if (InboxLookahead.class.isAssignableFrom(type) && !type.isInterface()
-                && Arrays.stream(type.getDeclaredMethods()).noneMatch(method -> method.isAnnotationPresent(Inbox.class))) {
-            problems.add(type.getName() + " is an InboxLookahead without an @Incoming @Inbox method of its own: the inbox"
-                    + " channel looks ahead through the bean whose method it calls, so this look would never be taken");
+        if (InboxLookahead.class.isAssignableFrom(type) && !type.isInterface()) {
+            List<String> channels = Arrays.stream(type.getDeclaredMethods()).filter(method -> method.isAnnotationPresent(Inbox.class))
+                    .flatMap(method -> channelsOf.apply(method).stream()).distinct().sorted().toList();
+            if (channels.isEmpty()) {
+                problems.add(type.getName() + " is an InboxLookahead without an @Incoming @Inbox method of its own: the inbox"
+                        + " channel looks ahead through the bean whose method it calls, so this look would never be taken");
+            } else if (channels.size() > 1) {
+                problems.add(type.getName() + " is an InboxLookahead beside @Inbox methods of several channels " + channels
+                        + ": its one look would be given every channel's payloads; put each channel's method (and its look)"
+                        + " in a bean of its own");
+            }
         }
         return problems;
     }

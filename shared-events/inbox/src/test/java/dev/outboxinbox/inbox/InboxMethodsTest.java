@@ -85,6 +85,22 @@ class InboxMethodsTest {
         }
     }
 
+    @io.smallrye.common.annotation.NonBlocking
+    static class LookingAheadForTwoChannels implements InboxLookahead<String> {
+        @Override
+        public void lookahead(List<String> payloads) {
+        }
+
+        // The channels they read are given to the check by name (a real @Incoming here would be wired by SmallRye).
+        @Inbox
+        void one(String payload, InboxMetadata inbox) {
+        }
+
+        @Inbox
+        void two(String payload, InboxMetadata inbox) {
+        }
+    }
+
     @Inbox
     static class OnTheClass {
         void handle(String payload, InboxMetadata inbox) {
@@ -109,6 +125,9 @@ class InboxMethodsTest {
     void aLookAheadWithoutAnInboxMethodBesideItIsRefused() {
         assertThat(InboxMethods.problems(LookingAheadForNobody.class)).singleElement().asString()
                 .contains("LookingAheadForNobody is an InboxLookahead without an @Incoming @Inbox method");
+        assertThat(InboxMethods.problems(LookingAheadForTwoChannels.class, method -> List.of(method.getName())))
+                .singleElement().asString()
+                .contains("LookingAheadForTwoChannels is an InboxLookahead beside @Inbox methods of several channels [one, two]");
     }
 
     @Test

@@ -74,7 +74,11 @@ public class InboxConnector implements InboundConnector {
         return sink.messages(() -> consumer.begin(sink));
     }
 
-    /** The bean whose {@code @Incoming @Inbox} method reads {@code channel}, if it looks ahead ({@link InboxLookahead}). */
+    /**
+     * The bean whose {@code @Incoming @Inbox} method reads {@code channel}, if it looks ahead
+     * ({@link InboxLookahead}; {@code InboxMethods} refuses a look beside methods of several channels, whose
+     * payloads it could not all take).
+     */
     private InboxLookahead<?> lookaheadOf(String channel) {
         for (Instance.Handle<InboxLookahead<?>> handle : lookaheads.handles()) {
             for (Method method : handle.getBean().getBeanClass().getDeclaredMethods()) {
