@@ -40,7 +40,8 @@ import java.util.regex.Pattern;
  * The batch is a choice (10 by default: {@code -DfloorBatch}); at saturation the consumers' batches and
  * the relays' polls are larger, which makes the pipeline's real work per order smaller than this. The
  * consumers take the newest orders they have not taken yet, of the last 5 seconds (through the outboxes'
- * time index), as the pipeline's take the ones just committed; what share of the orders each got to is
+ * time index; inventory's runs lock the outbox rows they take, SKIP LOCKED, so that two at once take
+ * different orders, as two partitions do), as the pipeline's take the ones just committed; what share of the orders each got to is
  * part of the result (the last moment's orders are left). What it leaves out: the inboxes' and outboxes'
  * purges, the relays' heartbeats.
  */
@@ -219,7 +220,7 @@ final class Floor {
         String payload = quoted(EventJson.write(new InventoryReserved(UUID.randomUUID(), UUID.randomUUID(), Instant.now())));
         String newest = "(SELECT aggregateid::uuid AS order_id FROM public.outbox o WHERE o.occurred_at > now() - interval '5 seconds'"
                 + " AND NOT EXISTS (SELECT 1 FROM inventory.order_outcomes c WHERE c.order_id = o.aggregateid::uuid)"
-                + " ORDER BY o.occurred_at DESC LIMIT :batch::int)";
+                + " ORDER BY o.occurred_at DESC LIMIT :batch::int FOR UPDATE OF o SKIP LOCKED)";
         String claimed = "unnest(:claimed::uuid[]) AS o(order_id)";
         return "BEGIN;\n"
                 + "INSERT INTO inventory.inbox (consumer, message_id, message_type) SELECT 'inventory-service', gen_random_uuid()::text,"
