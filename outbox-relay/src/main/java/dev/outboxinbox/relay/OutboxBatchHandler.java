@@ -91,13 +91,19 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
     private void publishAndCommit(List<RecordChangeEvent<SourceRecord>> records,
                                   DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
+        Instant handed = Instant.now();
         List<OutboundMessage> routed = new ArrayList<>(records.size());
+        List<RelayMetrics.Stamps> stamps = new ArrayList<>(records.size());
         String skipped = null;
         int skips = 0;
         for (RecordChangeEvent<SourceRecord> event : records) {
             SourceRecord record = event.record();
             if (OutboundMessage.isRouted(record)) {
-                routed.add(OutboundMessage.fromOrParked(record));
+                OutboundMessage message = OutboundMessage.fromOrParked(record);
+                routed.add(message);
+                if (!message.malformed() && record.timestamp() != null) {
+                    stamps.add(new RelayMetrics.Stamps(message.committedAt(), Instant.ofEpochMilli(record.timestamp())));
+                }
             } else if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {
                 skipped = record.topic();
                 skips++;
@@ -118,6 +124,7 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             throw notConfirmed;
         }
         traced.confirmed(parked);
+        metrics.eventsConfirmed(stamps, handed);
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
         }

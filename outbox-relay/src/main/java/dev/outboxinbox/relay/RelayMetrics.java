@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -17,6 +19,10 @@ import java.util.function.ToDoubleFunction;
  * {@code …_events_recovered_total}, {@code …_wal_records_skipped_total},
  * {@code …_batch_attempts_failed_total}, {@code …_confirm_latency_seconds} (publish to last
  * confirm, per batch), {@code …_batch_size_events} (events per confirmed batch),
+ * {@code …_commit_to_read_seconds}, {@code …_commit_to_handed_seconds} and {@code …_commit_to_confirmed_seconds} (per
+ * event, from its transaction's commit to Debezium reading it from the slot, to Debezium handing its batch to the relay,
+ * and to the broker's confirm of the batch: the relay's stages of a hop's latency, beside the consumer's
+ * {@code inbox_commit_to_applied_seconds}),
  * {@code …_slot_retained_wal_bytes}, {@code …_oldest_unpublished_age_seconds} and {@code outbox_relay_leader}. Retries are
  * {@code …_batch_attempts_failed_total}: every failed attempt is retried, the whole batch.
  */
@@ -26,6 +32,9 @@ class RelayMetrics {
 
     private final Timer confirmLatency;
     private final DistributionSummary batchSize;
+    private final Timer commitToRead;
+    private final Timer commitToHanded;
+    private final Timer commitToConfirmed;
 
     RelayMetrics(MeterRegistry registry, RelayStatus status, RelayLag lag, RelayLeadership leadership) {
         Gauge.builder("outbox.relay.leader", leadership, l -> l.isLeader() ? 1 : 0)
@@ -51,6 +60,36 @@ class RelayMetrics {
                 .register(registry);
         batchSize = DistributionSummary.builder("outbox.relay.batch.size").baseUnit("events")
                 .description("Events per batch confirmed whole (the unit of publishing and of the offset commit)")
+                .register(registry);
+        commitToRead = perEvent(registry, "outbox.relay.commit.to.read",
+                "From the commit of the event's transaction (the WAL's commit time) to Debezium reading it from the slot");
+        commitToHanded = perEvent(registry, "outbox.relay.commit.to.handed",
+                "From the commit of the event's transaction (the WAL's commit time) to Debezium handing its batch to the relay");
+        commitToConfirmed = perEvent(registry, "outbox.relay.commit.to.confirmed",
+                "From the commit of the event's transaction (the WAL's commit time) to the broker's confirm of its whole batch");
+    }
+
+    /** When an event's transaction committed (the WAL's commit time) and when Debezium read it from the slot (its change event's time). */
+    record Stamps(Instant committed, Instant read) {
+    }
+
+    /** A batch confirmed whole: its events' stamps, when Debezium handed the batch over, and now (confirmed). */
+    void eventsConfirmed(List<Stamps> events, Instant handed) {
+        Instant confirmed = Instant.now();
+        for (Stamps event : events) {
+            commitToRead.record(Duration.between(event.committed(), event.read()).abs());
+            commitToHanded.record(Duration.between(event.committed(), handed).abs());
+            commitToConfirmed.record(Duration.between(event.committed(), confirmed).abs());
+        }
+    }
+
+    /** Same buckets as the consumers' inbox_commit_to_applied_seconds, so that a hop's stages line up. */
+    private static Timer perEvent(MeterRegistry registry, String name, String description) {
+        return Timer.builder(name).description(description)
+                .publishPercentiles(0.5, 0.95, 0.99)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofMinutes(10))
                 .register(registry);
     }
 

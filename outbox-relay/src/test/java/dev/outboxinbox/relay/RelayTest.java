@@ -262,7 +262,8 @@ class RelayTest {
     @Test
     void metricsAndHealthShowWhatWasPublishedAndHowFarBehindTheRelayIs() throws Exception {
         QueueProbe queue = QueueProbe.bindOrders("relay-test.metrics");
-        double publishedBefore = metric(given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").asString(), "outbox_relay_events_published_total");
+        String before = given().header("Authorization", OperationsAuth.monitor()).get("/q/metrics").asString();
+        double publishedBefore = metric(before, "outbox_relay_events_published_total");
         long insertedAfter = System.currentTimeMillis();
         List<String> ids = RelayFixture.insertOrderCreated(5, null);
         long insertedBefore = System.currentTimeMillis();
@@ -280,6 +281,16 @@ class RelayTest {
             assertThat(metric(metrics, "outbox_relay_batch_size_events_max")).isBetween(1.0, 5.0);
             assertThat(metric(metrics, "outbox_relay_slot_retained_wal_bytes")).isPositive();
             assertThat(metric(metrics, "outbox_relay_oldest_unpublished_age_seconds")).isZero();
+            // Each event's stages, from its commit: read by Debezium, handed to the relay, confirmed by the broker.
+            List<String> stages = List.of("read", "handed", "confirmed");
+            double[] took = new double[stages.size()];
+            for (int i = 0; i < stages.size(); i++) {
+                String timer = "outbox_relay_commit_to_" + stages.get(i) + "_seconds";
+                assertThat(metric(metrics, timer + "_count") - metric(before, timer + "_count")).as(timer).isGreaterThanOrEqualTo(5);
+                took[i] = metric(metrics, timer + "_sum") - metric(before, timer + "_sum");
+            }
+            assertThat(took[0]).as("read, then handed, then confirmed").isLessThanOrEqualTo(took[1]);
+            assertThat(took[1]).isLessThan(took[2]);
             for (String name : List.of("outbox_relay_events_parked_total", "outbox_relay_events_recovered_total",
                     "outbox_relay_wal_records_skipped_total", "outbox_relay_batch_attempts_failed_total")) {
                 assertThat(metric(metrics, name)).as(name).isGreaterThanOrEqualTo(0);

@@ -5,6 +5,7 @@ import dev.outboxinbox.events.InventoryEvent;
 import dev.outboxinbox.events.InventoryReserved;
 import dev.outboxinbox.events.OrderCreated;
 import dev.outboxinbox.events.OrderEvent;
+import dev.outboxinbox.system.OrderLoad;
 import dev.outboxinbox.testing.PostgresEndpoint;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +65,11 @@ final class Floor {
     static final String ORDERS_PUBLICATION = "outbox_publication";
     static final String INVENTORY_PUBLICATION = "floor_inventory_publication";
     private static final List<String> SLOTS = List.of("bench_floor_orders", "bench_floor_inventory");
+    /** The two relays whose offset commits the floor makes (their leadership rows and offsets tables: Scratch.floorSchemas). */
+    static final List<String> RELAY_SLOTS = List.of("outbox_relay", "outbox_relay_inventory");
+    /** Every order's two lines: the first two SKUs of the load's catalogue, 2 and 1 of them. */
+    private static final List<String> LINE_SKUS = OrderLoad.SKUS.subList(0, 2);
+    private static final String LINE_SKU_ARRAY = "'{" + String.join(",", LINE_SKUS) + "}'";
 
     private Floor() {
     }
@@ -181,8 +187,8 @@ final class Floor {
         scripts.put("order", order());
         scripts.put("inventory", inventory());
         scripts.put("replies", replies());
-        scripts.put("outbox-relay-offsets", offsets("outbox_relay"));
-        scripts.put("reply-relay-offsets", offsets("outbox_relay_inventory"));
+        scripts.put("outbox-relay-offsets", offsets(RELAY_SLOTS.get(0)));
+        scripts.put("reply-relay-offsets", offsets(RELAY_SLOTS.get(1)));
         return scripts;
     }
 
@@ -191,7 +197,7 @@ final class Floor {
     /** order-service's transaction as OrderInserts and OutboxWriter.append write it: two statements and the commit. */
     static String order() {
         String payload = quoted(EventJson.write(new OrderCreated(UUID.randomUUID(), UUID.randomUUID(), "pgbench-customer",
-                List.of(new OrderCreated.Line("SKU-APPLE", 2), new OrderCreated.Line("SKU-PEAR", 1)), Instant.now())));
+                List.of(new OrderCreated.Line(LINE_SKUS.get(0), 2), new OrderCreated.Line(LINE_SKUS.get(1), 1)), Instant.now())));
         String orderId = NEW_UUID.formatted("o");
         return "\\set oh random(1, 9223372036854775806)\n"
                 + "\\set ol random(1, 9223372036854775806)\n"
@@ -203,7 +209,7 @@ final class Floor {
                 + " placed AS (INSERT INTO orders (id, customer_id, currency, placed_at, status) SELECT order_id, 'pgbench-' ||"
                 + " :client_id::text, 'EUR', now(), 'PENDING' FROM claim RETURNING id),"
                 + " lines AS (INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price) SELECT placed.id, line.line_no - 1,"
-                + " line.sku, line.quantity, line.unit_price FROM placed, unnest('{SKU-APPLE,SKU-PEAR}'::text[], '{2,1}'::int[],"
+                + " line.sku, line.quantity, line.unit_price FROM placed, unnest(" + LINE_SKU_ARRAY + "::text[], '{2,1}'::int[],"
                 + " '{0.50,0.40}'::numeric[]) WITH ORDINALITY AS line (sku, quantity, unit_price, line_no))"
                 + " SELECT count(*) FROM placed;\n"
                 + "INSERT INTO outbox (id, aggregatetype, aggregateid, type, schema_version, payload, traceparent, occurred_at) VALUES ("
@@ -229,11 +235,11 @@ final class Floor {
                 + "WITH c AS (INSERT INTO inventory.order_outcomes (order_id, status, reason, message_id, decided_at) SELECT order_id,"
                 + " 'RESERVED', NULL, gen_random_uuid()::text, now() FROM " + newest + " o ON CONFLICT (order_id) DO NOTHING"
                 + " RETURNING order_id) SELECT coalesce(array_agg(order_id), '{}') AS claimed FROM c \\gset\n"
-                + "SELECT sku, on_hand - reserved FROM inventory.products WHERE sku = ANY('{SKU-APPLE,SKU-PEAR}') ORDER BY sku FOR UPDATE;\n"
-                + "UPDATE inventory.products p SET reserved = p.reserved + d.quantity FROM unnest('{SKU-APPLE,SKU-PEAR}'::text[],"
+                + "SELECT sku, on_hand - reserved FROM inventory.products WHERE sku = ANY(" + LINE_SKU_ARRAY + ") ORDER BY sku FOR UPDATE;\n"
+                + "UPDATE inventory.products p SET reserved = p.reserved + d.quantity FROM unnest(" + LINE_SKU_ARRAY + "::text[],"
                 + " ARRAY[2 * cardinality(:claimed::uuid[]), cardinality(:claimed::uuid[])]) AS d(sku, quantity) WHERE p.sku = d.sku;\n"
                 + "INSERT INTO inventory.reservations (order_id, sku, quantity) SELECT o.order_id, l.sku, l.quantity FROM " + claimed + ","
-                + " unnest('{SKU-APPLE,SKU-PEAR}'::text[], '{2,1}'::int[]) AS l(sku, quantity);\n"
+                + " unnest(" + LINE_SKU_ARRAY + "::text[], '{2,1}'::int[]) AS l(sku, quantity);\n"
                 + "INSERT INTO inventory.outbox (id, aggregatetype, aggregateid, type, schema_version, payload, traceparent, occurred_at)"
                 + " SELECT gen_random_uuid(), '" + InventoryEvent.AGGREGATE_TYPE + "', o.order_id::text, '" + InventoryReserved.TYPE + "', "
                 + InventoryReserved.SCHEMA_VERSION + ", '" + payload + "'::jsonb, NULL, now() FROM " + claimed + ";\n"

@@ -1,5 +1,6 @@
 package dev.outboxinbox.benchmarks;
 
+import dev.outboxinbox.chaos.ChaosRun;
 import dev.outboxinbox.system.OrderLoad;
 import dev.outboxinbox.system.PipelineFigures;
 import dev.outboxinbox.system.SystemUnderTest;
@@ -28,7 +29,8 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>saturation: a closed loop of {@code clients} requests in flight ({@link Wrk}); orders/s accepted (201)
  *       and orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
  *   <li>latency: half that rate, open loop ({@code OrderLoad}, which notes when it sent each order); commit → applied as inventory's own histogram shows it
- *       (the WAL's commit time to the inbox commit), and POST sent → applied per order;</li>
+ *       (the WAL's commit time to the inbox commit), the relays' part of it from theirs (commit → read, handed, confirmed),
+ *       and POST sent → applied per order;</li>
  *   <li>memory: each service's RSS idle after start, at its peak under saturation, idle after;</li>
  *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}), and where
  *       each service spends it: a JFR profile of every service through a further run at saturation,
@@ -41,7 +43,8 @@ final class Pipeline {
 
     record Result(int clients, int orders, double acceptedPerSecond, double appliedPerSecond,
                   double repliesDrainedAfterSeconds, Cpu.Profile cpu, int profiledSeconds, List<Hotspots.Profile> hotspots,
-                  double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied, Percentiles postToApplied,
+                  double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied,
+                  Map<String, Map<String, Map<String, Object>>> relayCommitTo, Percentiles postToApplied,
                   Map<String, Double> rssIdleMib, Map<String, Double> rssPeakMib, Map<String, Double> rssAfterMib) {
     }
 
@@ -123,7 +126,7 @@ final class Pipeline {
             int count = (int) Math.max(1, Math.round(rate * settings.latencySeconds()));
             System.out.printf("[pipeline] latency: %,d orders at %,.0f/s (half the saturation rate)%n", count, rate);
             PipelineFigures figures = PipelineFigures.samplingFromNow(Map.of("inventory-service", system.inventoryService(),
-                    "order-service", system.orderService()), Map.of(), Duration.ofSeconds(1));
+                    "order-service", system.orderService()), ChaosRun.relays(), Duration.ofSeconds(1));
             List<OrderLoad.Request> paced;
             try {
                 paced = load(run + "-latency", count, rate);
@@ -134,6 +137,9 @@ final class Pipeline {
             }
             @SuppressWarnings("unchecked")
             Map<String, Map<String, Object>> commitToApplied = (Map<String, Map<String, Object>>) figures.summary().get("commitToApplied");
+            @SuppressWarnings("unchecked")
+            Map<String, Map<String, Map<String, Object>>> relayCommitTo =
+                    (Map<String, Map<String, Map<String, Object>>>) figures.summary().get("relayCommitTo");
             Map<UUID, Instant> pacedApplied = appliedAt(accepted(paced));
             List<Double> postToApplied = new ArrayList<>();
             for (OrderLoad.Request request : paced) {
@@ -145,7 +151,7 @@ final class Pipeline {
             Map<String, Double> after = Memory.nowMib(pids);
             return new Result(settings.clients(), ok.size(), acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
                     settings.profileSeconds(), hotspots,
-                    rate, count, commitToApplied, Percentiles.of(postToApplied), idle, peak, after);
+                    rate, count, commitToApplied, relayCommitTo, Percentiles.of(postToApplied), idle, peak, after);
         } finally {
             script(root, "deploy/local/down");
         }

@@ -149,6 +149,10 @@ final class Report {
         pipeline.commitToApplied().forEach((consumer, p) -> rows.add(new Row("latency",
                 "commit → applied, %s, at %,.0f orders/s (its histogram)".formatted(consumer, pipeline.latencyRate()),
                 "p50 %s ms, p95 %s ms, p99 %s ms (n=%s)".formatted(p.get("p50Ms"), p.get("p95Ms"), p.get("p99Ms"), p.get("n")))));
+        pipeline.relayCommitTo().forEach((relay, stages) -> rows.add(new Row("latency",
+                "commit → %s, at %,.0f orders/s (its histograms)".formatted(
+                        String.join(" / ", stages.keySet()) + ", " + relay, pipeline.latencyRate()),
+                "p50 %s ms, p95 %s ms, p99 %s ms".formatted(stage(stages, "p50Ms"), stage(stages, "p95Ms"), stage(stages, "p99Ms")))));
         Percentiles post = pipeline.postToApplied();
         rows.add(new Row("latency", "POST sent → applied in inventory, at %,.0f orders/s".formatted(pipeline.latencyRate()),
                 "p50 %.0f ms, p95 %.0f ms, p99 %.0f ms, max %.0f ms (n=%d)".formatted(post.p50(), post.p95(), post.p99(), post.max(), post.n())));
@@ -251,5 +255,10 @@ final class Report {
     static double round(double value, int decimals) {
         double scale = Math.pow(10, decimals);
         return Double.isNaN(value) || Double.isInfinite(value) ? value : Math.round(value * scale) / scale;
+    }
+
+    /** One percentile of each of a relay's stages, in the stages' order: "2 / 9 / 14". */
+    private static String stage(Map<String, Map<String, Object>> stages, String percentile) {
+        return String.join(" / ", stages.values().stream().map(p -> String.valueOf(p.get(percentile))).toList());
     }
 }

@@ -86,11 +86,12 @@ final class Scratch {
                 "UPDATE inventory.products SET on_hand = 2000000000",
                 "CREATE SCHEMA relay",
                 "CREATE TABLE relay.relay_leadership (slot_name varchar(64) PRIMARY KEY, epoch bigint NOT NULL, holder text NOT NULL,"
-                        + " since timestamptz NOT NULL DEFAULT now())",
-                "INSERT INTO relay.relay_leadership (slot_name, epoch, holder) VALUES ('outbox_relay', 1, 'floor'),"
-                        + " ('outbox_relay_inventory', 1, 'floor')",
-                "CREATE TABLE relay.outbox_relay_offsets" + offsets,
-                "CREATE TABLE relay.outbox_relay_inventory_offsets" + offsets);
+                        + " since timestamptz NOT NULL DEFAULT now())");
+        for (String slot : Floor.RELAY_SLOTS) {
+            pg.execute(database,
+                    "INSERT INTO relay.relay_leadership (slot_name, epoch, holder) VALUES ('" + slot + "', 1, 'floor')",
+                    "CREATE TABLE relay." + slot + "_offsets" + offsets);
+        }
     }
 
     void relayRole() {

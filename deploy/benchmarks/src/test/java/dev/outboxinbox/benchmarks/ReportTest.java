@@ -30,6 +30,7 @@ class ReportTest {
                         List.of(new Hotspots.Share("OrderResource.place", 0.04)), 120, "order-service.jfr")),
                 300, 18000,
                 Map.of("inventory-service", Map.of("n", 18000L, "p50Ms", 20L, "p95Ms", 40L, "p99Ms", 90L)),
+                Map.of("outbox-relay", stages(2, 9, 14)),
                 new Percentiles(18000, 25, 50, 120, 400),
                 Map.of("order-service", 200.0), Map.of("order-service", 400.0), Map.of("order-service", 300.0));
         List<RelayPeers.Turn> turns = List.of(
@@ -41,6 +42,15 @@ class ReportTest {
         return new Report(conditions, List.of(new Ceiling.Result(1000, 20, 32, 30, 30000), new Ceiling.Result(1200, 18, 32, 30, 36000)),
                 List.of(new Floor.Result(500, 700, 32, 30, 10, 15000, 0.97, 0.95, 120), new Floor.Result(600, 840, 32, 30, 10, 18000, 0.96, 0.94, 140)),
                 pipeline, turns, inbox);
+    }
+
+    /** A relay's stages, in order, each with its p50 (ms) and p95, p99 from it. */
+    private static Map<String, Map<String, Object>> stages(long read, long handed, long confirmed) {
+        Map<String, Map<String, Object>> stages = new LinkedHashMap<>();
+        stages.put("read", Map.of("p50Ms", read, "p95Ms", read * 2, "p99Ms", read * 3));
+        stages.put("handed", Map.of("p50Ms", handed, "p95Ms", handed * 2, "p99Ms", handed * 3));
+        stages.put("confirmed", Map.of("p50Ms", confirmed, "p95Ms", confirmed * 2, "p99Ms", confirmed * 3));
+        return stages;
     }
 
     @Test
@@ -71,12 +81,15 @@ class ReportTest {
         assertThat(text).contains("1,000 tps", "1,200 tps", "500 orders/s (700 tps, all transactions; 97 % of the orders reserved, 95 % decided; 120 MiB of WAL decoded)", "600 orders/s",
                 "pipeline ÷ the database's floor", "outbox-relay ÷ Debezium Server", "1.20× cold, 0.90× warm", "exactly-once costs 10 %", "MISSED",
                 "order-service: where its CPU goes (JFR, 12,000 samples, 30 s at saturation)", "Hibernate ORM 31 %, PostgreSQL JDBC driver 20 %",
-                "OrderResource.place 4 %; GC 120 ms");
+                "OrderResource.place 4 %; GC 120 ms",
+                "commit → read / handed / confirmed, outbox-relay, at 300 orders/s (its histograms)",
+                "p50 2 / 9 / 14 ms, p95 4 / 18 / 28 ms, p99 6 / 27 / 42 ms");
         assertThat(Files.readString(directory.resolve("report.txt"))).isEqualTo(text);
         JsonNode json = new ObjectMapper().readTree(directory.resolve("report.json").toFile());
         assertThat(json.at("/ratios/relayOverDebeziumServerCold").asDouble()).isEqualTo(1.2);
         assertThat(json.at("/relay/0/cold/eventsPerSecond").asDouble()).isEqualTo(10_000);
         assertThat(json.at("/pipeline/postToApplied/p99").asDouble()).isEqualTo(120);
+        assertThat(json.at("/pipeline/relayCommitTo/outbox-relay/confirmed/p99Ms").asLong()).isEqualTo(42);
         assertThat(json.at("/pipeline/hotspots/0/layers/0/name").asText()).isEqualTo("Hibernate ORM");
         BufferedImage chart = ImageIO.read(directory.resolve("chart.png").toFile());
         assertThat(chart.getWidth()).isEqualTo(1600);

@@ -192,9 +192,7 @@ public final class ChaosRun {
         PipelineFigures figures = PipelineFigures.sampling(Map.of(
                         "order-service", system.orderService(), "inventory-service", system.inventoryService(),
                         "inventory-service (second)", URI.create("http://127.0.0.1:" + Target.Extra.SECOND_INVENTORY.port)),
-                Map.of("outbox-relay", URI.create(env("OUTBOX_RELAY_URL", "http://127.0.0.1:8083")),
-                        "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084"))),
-                Duration.ofSeconds(2));
+                relays(), Duration.ofSeconds(2));
 
         if (rolling != null) {
             beforeTheUpgrade(target, system);
@@ -1163,6 +1161,12 @@ public final class ChaosRun {
         target.kill(service);
         pause(outage);
         target.start(service);
+    }
+
+    /** The relays deploy/local runs, by name: where their /q/metrics are. */
+    public static Map<String, URI> relays() {
+        return Map.of("outbox-relay", URI.create(env("OUTBOX_RELAY_URL", "http://127.0.0.1:8083")),
+                "outbox-relay-inventory", URI.create(env("OUTBOX_RELAY_INVENTORY_URL", "http://127.0.0.1:8084")));
     }
 
     /** The system deploy/local runs, from the environment deploy/local/lib.sh's load_env exports. */

@@ -9,10 +9,12 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,11 +29,18 @@ import java.util.regex.Pattern;
  * and added up across process restarts (a killed consumer starts its counters again at zero: the
  * increments are counted, as Prometheus's {@code increase()} does), so a chaos run's percentiles cover
  * every fault. What a consumer applied after its last sample and before a kill -9 is not counted.
+ * The relays' stages of the same hop ({@code outbox_relay_commit_to_read/handed/confirmed_seconds}: from
+ * the commit to Debezium reading the event, handing its batch over, and the broker's confirm) are added
+ * up the same way, so a hop's latency can be told apart: the relay's part, then the broker's and the consumer's.
  */
 public final class PipelineFigures implements AutoCloseable {
 
     private static final Pattern BUCKET = Pattern.compile(
             "(?m)^inbox_commit_to_applied_seconds_bucket\\{consumer=\"([^\"]+)\",le=\"([^\"]+)\"} (\\S+)$");
+    private static final Pattern RELAY_BUCKET = Pattern.compile(
+            "(?m)^outbox_relay_commit_to_(read|handed|confirmed)_seconds_bucket\\{le=\"([^\"]+)\"} (\\S+)$");
+    /** The relays' stages, in the order an event goes through them. */
+    public static final List<String> RELAY_STAGES = List.of("read", "handed", "confirmed");
     private static final Pattern GAUGE = Pattern.compile("(?m)^(outbox_relay_slot_retained_wal_bytes|"
             + "outbox_relay_oldest_unpublished_age_seconds)(?:\\{[^}]*})? (\\S+)$");
 
@@ -47,6 +56,8 @@ public final class PipelineFigures implements AutoCloseable {
     private final Map<String, TreeMap<Double, Double>> lastSeen = new HashMap<>();
     /** Per consumer: the bucket counts added up over the run (cumulative, as Prometheus buckets are). */
     private final Map<String, TreeMap<Double, Double>> total = new TreeMap<>();
+    /** Per relay and stage ("relay|stage"): the same for the relays' commit → read, handed, confirmed. */
+    private final Map<String, TreeMap<Double, Double>> relayStages = new TreeMap<>();
     /** Per relay: the largest retained WAL (bytes) and the oldest unpublished event (seconds) seen. */
     private final Map<String, double[]> relayWorst = new TreeMap<>();
     /** The endpoints that refused the monitor's credential, each said once. */
@@ -73,6 +84,7 @@ public final class PipelineFigures implements AutoCloseable {
         synchronized (figures) {
             figures.sample();
             figures.total.clear();
+            figures.relayStages.clear();
             figures.relayWorst.clear();
         }
         figures.sampler.scheduleWithFixedDelay(figures::sample, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
@@ -94,6 +106,7 @@ public final class PipelineFigures implements AutoCloseable {
     synchronized void sample() {
         consumers.forEach((endpoint, uri) -> scrape(uri).ifPresent(page -> addBuckets(endpoint, page)));
         relays.forEach((relay, uri) -> scrape(uri).ifPresent(page -> {
+            addRelayBuckets(relay, page);
             Matcher gauge = GAUGE.matcher(page);
             double[] worst = relayWorst.computeIfAbsent(relay, r -> new double[] {-1, -1});
             while (gauge.find()) {
@@ -105,24 +118,48 @@ public final class PipelineFigures implements AutoCloseable {
 
     /** Adds what a page's histogram gained since the last page from the same endpoint (all of it after a restart). */
     synchronized void addBuckets(String endpoint, String page) {
+        accumulate(endpoint, buckets(BUCKET.matcher(page), 1, 2, 3), total);
+    }
+
+    /** As {@link #addBuckets}, for a relay's stages: each stage is a histogram of its own ("relay|stage"). */
+    synchronized void addRelayBuckets(String relay, String page) {
+        Map<String, TreeMap<Double, Double>> stages = buckets(RELAY_BUCKET.matcher(page), 1, 2, 3);
+        Map<String, TreeMap<Double, Double>> named = new HashMap<>();
+        stages.forEach((stage, counts) -> named.put(relay + "|" + stage, counts));
+        accumulate(relay, named, relayStages);
+    }
+
+    /** A page's cumulative bucket counts per series (the group {@code name} names it), by upper bound. */
+    private static Map<String, TreeMap<Double, Double>> buckets(Matcher bucket, int name, int le, int count) {
         Map<String, TreeMap<Double, Double>> now = new HashMap<>();
-        Matcher bucket = BUCKET.matcher(page);
         while (bucket.find()) {
-            double le = bucket.group(2).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bucket.group(2));
-            now.computeIfAbsent(bucket.group(1), c -> new TreeMap<>()).put(le, Double.parseDouble(bucket.group(3)));
+            double bound = bucket.group(le).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bucket.group(le));
+            now.computeIfAbsent(bucket.group(name), c -> new TreeMap<>()).put(bound, Double.parseDouble(bucket.group(count)));
         }
-        now.forEach((consumer, counts) -> {
-            TreeMap<Double, Double> before = lastSeen.getOrDefault(endpoint + "|" + consumer, new TreeMap<>());
+        return now;
+    }
+
+    private void accumulate(String endpoint, Map<String, TreeMap<Double, Double>> now, Map<String, TreeMap<Double, Double>> into) {
+        now.forEach((series, counts) -> {
+            TreeMap<Double, Double> before = lastSeen.getOrDefault(endpoint + "|" + series, new TreeMap<>());
             boolean restarted = counts.getOrDefault(Double.POSITIVE_INFINITY, 0.0) < before.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
-            TreeMap<Double, Double> sum = total.computeIfAbsent(consumer, c -> new TreeMap<>());
+            TreeMap<Double, Double> sum = into.computeIfAbsent(series, c -> new TreeMap<>());
             counts.forEach((le, count) -> sum.merge(le, restarted ? count : count - before.getOrDefault(le, 0.0), Double::sum));
-            lastSeen.put(endpoint + "|" + consumer, counts);
+            lastSeen.put(endpoint + "|" + series, counts);
         });
     }
 
     /** The q-quantile of a consumer's commit → applied, in seconds, interpolated within its bucket (histogram_quantile); NaN if none. */
     public synchronized double quantile(String consumer, double q) {
-        TreeMap<Double, Double> buckets = total.get(consumer);
+        return quantileOf(total.get(consumer), q);
+    }
+
+    /** The same for a relay's stage ({@link #RELAY_STAGES}): from the commit to that stage, in seconds; NaN if none. */
+    public synchronized double relayQuantile(String relay, String stage, double q) {
+        return quantileOf(relayStages.get(relay + "|" + stage), q);
+    }
+
+    private static double quantileOf(TreeMap<Double, Double> buckets, double q) {
         if (buckets == null || buckets.getOrDefault(Double.POSITIVE_INFINITY, 0.0) <= 0) {
             return Double.NaN;
         }
@@ -149,7 +186,7 @@ public final class PipelineFigures implements AutoCloseable {
         return buckets == null ? 0 : Math.round(buckets.getOrDefault(Double.POSITIVE_INFINITY, 0.0));
     }
 
-    /** For the JSON report: per consumer n, p50, p95, p99 (ms); per relay the worst lag seen. */
+    /** For the JSON report: per consumer n, p50, p95, p99 (ms); per relay its stages the same way, and the worst lag seen. */
     public synchronized Map<String, Object> summary() {
         Map<String, Object> summary = new LinkedHashMap<>();
         Map<String, Object> latency = new LinkedHashMap<>();
@@ -158,6 +195,16 @@ public final class PipelineFigures implements AutoCloseable {
                     "p95Ms", millis(quantile(consumer, 0.95)), "p99Ms", millis(quantile(consumer, 0.99))));
         }
         summary.put("commitToApplied", latency);
+        Map<String, Object> stages = new LinkedHashMap<>();
+        for (String relay : relayNames()) {
+            Map<String, Object> of = new LinkedHashMap<>();
+            for (String stage : RELAY_STAGES) {
+                of.put(stage, Map.of("p50Ms", millis(relayQuantile(relay, stage, 0.5)),
+                        "p95Ms", millis(relayQuantile(relay, stage, 0.95)), "p99Ms", millis(relayQuantile(relay, stage, 0.99))));
+            }
+            stages.put(relay, of);
+        }
+        summary.put("relayCommitTo", stages);
         Map<String, Object> lag = new LinkedHashMap<>();
         relayWorst.forEach((relay, worst) -> lag.put(relay, Map.of("maxRetainedWalBytes", (long) worst[0],
                 "maxOldestUnpublishedSeconds", worst[1])));
@@ -171,9 +218,21 @@ public final class PipelineFigures implements AutoCloseable {
             text.append("commit → applied     %s: p50 %d ms, p95 %d ms, p99 %d ms (n=%d)%n".formatted(consumer,
                     millis(quantile(consumer, 0.5)), millis(quantile(consumer, 0.95)), millis(quantile(consumer, 0.99)), count(consumer)));
         }
+        for (String relay : relayNames()) {
+            List<String> stages = RELAY_STAGES.stream().map(stage -> "%s p50 %d ms, p99 %d ms".formatted(stage,
+                    millis(relayQuantile(relay, stage, 0.5)), millis(relayQuantile(relay, stage, 0.99)))).toList();
+            text.append("commit → %s: %s%n".formatted(relay, String.join("; ", stages)));
+        }
         relayWorst.forEach((relay, worst) -> text.append("relay lag, worst     %s: %s WAL retained, oldest unpublished %.1f s%n"
                 .formatted(relay, worst[0] < 0 ? "?" : "%.1f MB".formatted(worst[0] / 1e6), worst[1])));
         return text.toString();
+    }
+
+    /** The relays whose stages were seen, in name order. */
+    private Set<String> relayNames() {
+        Set<String> names = new TreeSet<>();
+        relayStages.keySet().forEach(key -> names.add(key.substring(0, key.lastIndexOf('|'))));
+        return names;
     }
 
     private static long millis(double seconds) {

@@ -45,4 +45,35 @@ class PipelineFiguresTest {
         assertThat(figures.quantile("inventory-service", 0.99)).as("beyond the last finite bucket: its bound").isEqualTo(1.0);
         figures.close();
     }
+
+    private static String relayPage(long readFast, long handedFast, long confirmedFast, long all) {
+        return """
+                # TYPE outbox_relay_commit_to_read_seconds histogram
+                outbox_relay_commit_to_read_seconds_bucket{le="0.01"} %d
+                outbox_relay_commit_to_read_seconds_bucket{le="+Inf"} %d
+                outbox_relay_commit_to_handed_seconds_bucket{le="0.01"} %d
+                outbox_relay_commit_to_handed_seconds_bucket{le="+Inf"} %d
+                outbox_relay_commit_to_confirmed_seconds_bucket{le="0.01"} %d
+                outbox_relay_commit_to_confirmed_seconds_bucket{le="+Inf"} %d
+                """.formatted(readFast, all, handedFast, all, confirmedFast, all);
+    }
+
+    @Test
+    void eachRelaysStagesAreAddedUpOnTheirOwnAndShownAfterTheConsumers() {
+        PipelineFigures figures = PipelineFigures.sampling(Map.of(), Map.of(), java.time.Duration.ofHours(1));
+        figures.addRelayBuckets("outbox-relay", relayPage(10, 10, 10, 10));
+        figures.addRelayBuckets("outbox-relay", relayPage(100, 60, 10, 100));      // +90: all read fast, 50 handed fast, none confirmed fast
+        figures.addRelayBuckets("outbox-relay-inventory", relayPage(0, 0, 0, 4));  // another relay: every stage slow
+
+        assertThat(figures.relayQuantile("outbox-relay", "read", 0.99)).isLessThanOrEqualTo(0.01);
+        assertThat(figures.relayQuantile("outbox-relay", "handed", 0.5)).isLessThanOrEqualTo(0.01);
+        assertThat(figures.relayQuantile("outbox-relay", "handed", 0.9)).as("past the fast ones: the last finite bound").isEqualTo(0.01);
+        assertThat(figures.relayQuantile("outbox-relay", "confirmed", 0.5)).as("90 of 100 beyond 10 ms").isEqualTo(0.01);
+        assertThat(figures.relayQuantile("outbox-relay-inventory", "read", 0.5)).as("counted apart from the other relay's").isEqualTo(0.01);
+        assertThat(figures.relayQuantile("outbox-relay", "nothing", 0.5)).isNaN();
+        assertThat(figures.count("outbox-relay")).as("a relay's stages are not a consumer's commit → applied").isZero();
+        assertThat(figures.summary()).containsKey("relayCommitTo");
+        assertThat(figures.toText()).contains("commit → outbox-relay: read p50 ", "commit → outbox-relay-inventory: ");
+        figures.close();
+    }
 }

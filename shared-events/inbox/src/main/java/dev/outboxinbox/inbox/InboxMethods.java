@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
  * Checks every {@link Inbox} method at start: a mistake in its signature would otherwise show up
@@ -64,7 +63,7 @@ class InboxMethods {
 
     /** What is wrong with the {@code @Inbox} methods of this class; empty if nothing. */
     static List<String> problems(Class<?> type) {
-        return problems(type, method -> Arrays.stream(method.getAnnotationsByType(Incoming.class)).map(Incoming::value).toList());
+        return problems(type, IncomingChannels::of);
     }
 
     /** @param channelsOf the channels a method reads (its {@code @Incoming} values) */

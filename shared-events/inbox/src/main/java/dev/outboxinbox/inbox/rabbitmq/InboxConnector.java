@@ -2,23 +2,22 @@ package dev.outboxinbox.inbox.rabbitmq;
 
 import dev.outboxinbox.inbox.ChannelSettings;
 import dev.outboxinbox.inbox.ChannelSink;
-import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.Inbox;
+import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHandler;
 import dev.outboxinbox.inbox.InboxLookahead;
 import dev.outboxinbox.inbox.InboxMetrics;
+import dev.outboxinbox.inbox.IncomingChannels;
 import io.smallrye.reactive.messaging.connector.InboundConnector;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import java.lang.reflect.Method;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 
@@ -82,7 +81,7 @@ public class InboxConnector implements InboundConnector {
     private InboxLookahead<?> lookaheadOf(String channel) {
         for (Instance.Handle<InboxLookahead<?>> handle : lookaheads.handles()) {
             for (Method method : handle.getBean().getBeanClass().getDeclaredMethods()) {
-                boolean reads = Arrays.stream(method.getAnnotationsByType(Incoming.class)).anyMatch(in -> in.value().equals(channel));
+                boolean reads = IncomingChannels.of(method).contains(channel);
                 if (reads && method.isAnnotationPresent(Inbox.class)) {
                     return handle.get();
                 }

@@ -8,6 +8,7 @@ import dev.outboxinbox.inbox.InboxConfig;
 import dev.outboxinbox.inbox.InboxHandler;
 import dev.outboxinbox.inbox.InboxMetrics;
 import dev.outboxinbox.inbox.InboxTracing;
+import dev.outboxinbox.inbox.IncomingChannels;
 import dev.outboxinbox.inbox.MessageClassifier;
 import dev.outboxinbox.inbox.MessageDecoder;
 import io.quarkus.runtime.ShutdownEvent;
@@ -26,7 +27,6 @@ import jakarta.interceptor.Interceptor;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,6 @@ import java.util.function.Function;
 import java.util.stream.StreamSupport;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 /**
  * The streams this service consumes, one {@link InboxConsumer} each: one per channel bound to
@@ -261,8 +260,7 @@ public class InboxConsumers {
      * twice, or a message marked done without its effect).
      */
     static List<String> withoutInbox(List<Class<?>> types, List<String> channels) {
-        return withoutInbox(types, channels, method -> Arrays.stream(method.getAnnotationsByType(Incoming.class))
-                .map(Incoming::value).toList());
+        return withoutInbox(types, channels, IncomingChannels::of);
     }
 
     /** @param incoming the channels a method reads (its {@code @Incoming} values) */
