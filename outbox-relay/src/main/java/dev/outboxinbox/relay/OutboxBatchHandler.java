@@ -101,7 +101,9 @@ class OutboxBatchHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEv
             if (OutboundMessage.isRouted(record)) {
                 OutboundMessage message = OutboundMessage.fromOrParked(record);
                 routed.add(message);
-                if (!message.malformed() && record.timestamp() != null) {
+                // Timed only with both stamps of its own: without the commit time's header, committedAt() is the read time.
+                if (!message.malformed() && record.timestamp() != null
+                        && record.headers().lastWithName(MessageHeaders.COMMITTED_AT) != null) {
                     stamps.add(new RelayMetrics.Stamps(message.committedAt(), Instant.ofEpochMilli(record.timestamp())));
                 }
             } else if (!record.topic().startsWith(HEARTBEAT_TOPIC_PREFIX)) {

@@ -108,6 +108,12 @@ final class Scratch {
         }
     }
 
+    /** Drops the relay role once no bench_* database is left (a test cleaning up after itself, beside a benchmark that may not be done). */
+    void dropRelayRoleIfUnused() {
+        pg.execute("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_database WHERE datname LIKE 'bench\\_%') THEN "
+                + "DROP ROLE IF EXISTS " + RELAY_ROLE + "; END IF; END $$");
+    }
+
     /** Drops {@code database}, its (inactive) replication slots first: PostgreSQL keeps a database that has any. */
     void drop(String database) {
         pg.execute("postgres",

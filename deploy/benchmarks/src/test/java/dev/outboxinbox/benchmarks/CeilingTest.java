@@ -20,6 +20,7 @@ class CeilingTest {
     @AfterAll
     static void cleanUp() {
         SCRATCH.drop(Scratch.CEILING_DB);
+        SCRATCH.dropRelayRoleIfUnused();
     }
 
     @Test

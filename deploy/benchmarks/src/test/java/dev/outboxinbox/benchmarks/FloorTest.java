@@ -18,6 +18,7 @@ class FloorTest {
     @AfterAll
     static void cleanUp() {
         SCRATCH.drop(Scratch.FLOOR_DB);
+        SCRATCH.dropRelayRoleIfUnused();
     }
 
     @Test

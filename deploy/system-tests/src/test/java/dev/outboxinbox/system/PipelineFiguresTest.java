@@ -76,4 +76,15 @@ class PipelineFiguresTest {
         assertThat(figures.toText()).contains("commit → outbox-relay: read p50 ", "commit → outbox-relay-inventory: ");
         figures.close();
     }
+
+    @Test
+    void aRestartedRelayAddsWhatItCountedAfterTheRestart() {
+        PipelineFigures figures = PipelineFigures.sampling(Map.of(), Map.of(), java.time.Duration.ofHours(1));
+        figures.addRelayBuckets("outbox-relay", relayPage(100, 100, 100, 100));
+        figures.addRelayBuckets("outbox-relay", relayPage(0, 0, 0, 3));   // killed and back: 3 new, all slow
+
+        assertThat(figures.relayQuantile("outbox-relay", "read", 0.5)).as("the 100 fast ones are kept").isLessThan(0.01);
+        assertThat(figures.relayQuantile("outbox-relay", "read", 0.99)).as("the 3 slow ones are added").isEqualTo(0.01);
+        figures.close();
+    }
 }
