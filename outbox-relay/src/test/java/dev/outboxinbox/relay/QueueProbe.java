@@ -93,10 +93,13 @@ final class QueueProbe {
         return size;
     }
 
-    /** Waits until every expected id has arrived, then two quiet seconds, so that a late copy is counted too. */
+    /**
+     * Waits until every expected id has arrived, then two quiet seconds, so that a late copy is counted too.
+     * Each look takes all that is there: a writer on a fast machine outruns a few hundred a look.
+     */
     void awaitAll(List<String> expected) {
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> {
-            drain();
+            drainAll();
             return new HashSet<>(messageIds()).containsAll(expected);
         });
         await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> {
