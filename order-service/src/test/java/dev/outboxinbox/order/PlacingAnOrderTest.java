@@ -9,10 +9,13 @@ import static org.hamcrest.Matchers.startsWith;
 
 import dev.outboxinbox.events.EventSchema;
 import dev.outboxinbox.events.OrderCreated;
+import dev.outboxinbox.order.domain.OrderService;
+import dev.outboxinbox.order.domain.OrderStatus;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -23,6 +26,9 @@ class PlacingAnOrderTest {
 
     @Inject
     OrderDatabase db;
+
+    @Inject
+    OrderService orders;
 
     static String body(String customerId) {
         return """
@@ -157,5 +163,20 @@ class PlacingAnOrderTest {
                     DROP TRIGGER probe_order_insert ON orders;
                     DROP SEQUENCE order_insert_probe;""");
         }
+    }
+
+    /** The demo page's counts: every status, each as the database counts it (one GROUP BY, one snapshot). */
+    @Test
+    void theCountsByStatusAreTheDatabasesOwn() {
+        UUID confirmed = UUID.fromString(post(body("counted")).then().statusCode(201).extract().path("id"));
+        post(body("counted")).then().statusCode(201);
+        db.execute("UPDATE orders SET status = 'CONFIRMED', decided_at = now() WHERE id = '" + confirmed + "'");
+        Map<OrderStatus, Long> expected = new EnumMap<>(OrderStatus.class);
+        for (OrderStatus status : OrderStatus.values()) {
+            expected.put(status, db.count("SELECT count(*) FROM orders WHERE status = ?", status.name()));
+        }
+        assertThat(expected.get(OrderStatus.CONFIRMED)).isPositive();
+        assertThat(expected.get(OrderStatus.PENDING)).isPositive();
+        assertThat(orders.countsByStatus()).isEqualTo(expected);
     }
 }

@@ -117,13 +117,20 @@ public class OrderService {
         return Order.<Order>find("ORDER BY placedAt DESC").page(0, count).list().stream().map(OrderView::of).toList();
     }
 
-    /** How many orders are in each status. */
+    /**
+     * How many orders are in each status, from one statement and so one snapshot. A count per status, each a
+     * snapshot of its own, counted an order that changed status between two of them twice, and the demo page,
+     * which adds up what the sum gained since it opened, took the next (lower, right) sum for a restart and
+     * counted all of it (WholeFlowIT saw 409 orders placed for 1).
+     */
     @Transactional
     public Map<OrderStatus, Long> countsByStatus() {
         Map<OrderStatus, Long> counts = new EnumMap<>(OrderStatus.class);
         for (OrderStatus status : OrderStatus.values()) {
-            counts.put(status, Order.count("status", status));
+            counts.put(status, 0L);
         }
+        em.createQuery("SELECT o.status, count(o) FROM Order o GROUP BY o.status", Object[].class).getResultList()
+                .forEach(row -> counts.put((OrderStatus) row[0], (Long) row[1]));
         return counts;
     }
 
