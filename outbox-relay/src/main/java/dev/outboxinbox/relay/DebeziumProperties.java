@@ -23,8 +23,11 @@ final class DebeziumProperties {
         // The offsets key includes topic.prefix: changing it forgets the stored position.
         p.setProperty("topic.prefix", TOPIC_PREFIX);
 
-        // Offsets live in PostgreSQL, written after every batch that was confirmed whole, and only
-        // while this engine's term lasts: a deposed leader's late commit is refused (FencedOffsetBackingStore).
+        // Offsets live in PostgreSQL, only past batches that were confirmed whole, and only while this
+        // engine's term lasts: a deposed leader's late commit is refused (FencedOffsetBackingStore).
+        // Written at the end of a batch once commitInterval has passed since the last write (and on a
+        // graceful stop): a write and the slot's flush are two waits on other threads in the engine's one
+        // thread, between one batch and the next (deploy/benchmarks/README, "Where a hop's time goes").
         p.setProperty("offset.storage", FencedOffsetBackingStore.class.getName());
         p.setProperty(FencedOffsetBackingStore.SLOT, source.slot());
         p.setProperty(FencedOffsetBackingStore.TERM, String.valueOf(term));
@@ -33,7 +36,7 @@ final class DebeziumProperties {
         p.setProperty("offset.storage.jdbc.connection.user", offsets.user());
         p.setProperty("offset.storage.jdbc.connection.password", offsets.password());
         p.setProperty("offset.storage.jdbc.table.name", offsets.table());
-        p.setProperty("offset.flush.interval.ms", "0");
+        p.setProperty("offset.flush.interval.ms", String.valueOf(offsets.commitInterval().toMillis()));
         p.setProperty("offset.flush.timeout.ms", "10000");
 
         // The source: pgoutput over a slot, the publication order-service created, no snapshot.

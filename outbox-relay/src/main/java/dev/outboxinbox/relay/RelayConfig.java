@@ -127,6 +127,14 @@ public interface RelayConfig {
         @WithDefault("")
         String password();
 
+        /**
+         * The least time between two offset writes (each also tells PostgreSQL how far the slot may move on). 0
+         * writes after every batch. A batch is still published and confirmed whole before it counts as processed:
+         * the interval moves only how much a crash republishes, never whether something is lost.
+         */
+        @WithDefault("PT0.1S")
+        Duration commitInterval();
+
         /** Unqualified on purpose: Debezium 3.5's JDBC store loops on "already exists" with a qualified name. */
         @WithDefault("relay_offsets")
         String table();

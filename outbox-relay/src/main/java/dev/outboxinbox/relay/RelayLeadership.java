@@ -47,7 +47,8 @@ import java.util.function.BooleanSupplier;
  * waits for a write in flight and every later one fails: a deposed leader can publish copies, never
  * move what the new leader relies on.
  * What a deposed leader had in hand, published but not yet committed as its offset, is published again
- * by the new one: duplicates of at most one batch, which the consumers' inboxes absorb. Nothing is lost:
+ * by the new one: duplicates of at most one batch and what it confirmed within one offset commit interval
+ * (relay.offsets.commit-interval), which the consumers' inboxes absorb. Nothing is lost:
  * the new leader starts from the last committed offset, and a deposed leader only ever commits offsets
  * of events the broker confirmed.
  */

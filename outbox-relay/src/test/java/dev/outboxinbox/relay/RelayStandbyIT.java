@@ -32,6 +32,11 @@ class RelayStandbyIT {
     private static final int MID_STREAM = 2_000;
     /** The relay's default batch (relay.source.max-batch-size): what a deposed leader may have had in hand. */
     private static final int ONE_BATCH = 2_048;
+    /**
+     * What a leader may have confirmed and not yet written as its offset: one commit interval
+     * (relay.offsets.commit-interval, 0.1 s) at 20,000 events/s, twice what deploy/benchmarks measures it draining.
+     */
+    private static final int ONE_COMMIT_INTERVAL = 2_000;
     private static final Pattern ROLE = Pattern.compile("\"role\"\\s*:\\s*\"(\\w+)\"");
 
     @RegisterExtension
@@ -89,7 +94,8 @@ class RelayStandbyIT {
                 + " %d duplicates over both handovers; %d role samples, both leading in %d%n",
                 expected.size(), takeoverSeconds, duplicates, watch.samples(), watch.bothLeading());
         assertThat(new HashSet<>(queue.messageIds())).containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(duplicates).as("copies: what a deposed leader had published but not committed").isLessThanOrEqualTo(2 * ONE_BATCH);
+        assertThat(duplicates).as("copies: what a deposed leader had published but not committed")
+                .isLessThanOrEqualTo(2 * (ONE_BATCH + ONE_COMMIT_INTERVAL));
         assertThat(takeoverSeconds).as("kill → first event from the standby").isLessThan(15);
         assertThat(watch.samples()).isGreaterThan(10);
         assertThat(watch.bothLeading()).as("samples with both relays ready as leader").isZero();
