@@ -44,6 +44,11 @@ import org.jboss.resteasy.reactive.RestPath;
 @SecurityRequirementsSet // the business API asks for no credential (only the operations endpoints do)
 @APIResponse(responseCode = "406", description = "The Accept header names no type this answers in (it answers JSON)",
         content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
+@APIResponse(responseCode = "503", description = "Nothing was done: no database connection (every one busy for the pool's"
+        + " acquisition timeout, or the database unreachable); try again after Retry-After seconds",
+        headers = @Header(name = "Retry-After", description = "Seconds to wait before trying again",
+                schema = @Schema(type = SchemaType.INTEGER)),
+        content = @Content(mediaType = Problem.MEDIA_TYPE_NAME, schema = @Schema(implementation = Problem.class)))
 public class OrderResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";

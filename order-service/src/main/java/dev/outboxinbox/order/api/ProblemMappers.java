@@ -20,10 +20,14 @@ import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /** Every error leaves as {@code application/problem+json}; a bad request names the field. */
 public class ProblemMappers {
+
+    /** What a 503 tells the client to wait: a busy pool frees a connection within ms, a restarted database within seconds. */
+    static final int RETRY_AFTER_SECONDS = 2;
 
     @ServerExceptionMapper
     public Response invalidBody(ConstraintViolationException e) {
@@ -104,12 +108,21 @@ public class ProblemMappers {
     }
 
     /**
-     * Anything else is our fault. Whether the transaction committed is not known here (a connection
-     * lost during COMMIT fails the request after the database may have committed it), so the client
-     * is told so, and how to find out safely: retry with the same key.
+     * Anything else is our fault. A request that got no database connection ran nothing: 503 with
+     * {@code Retry-After} ({@link NoDatabaseConnection}). Otherwise whether the transaction committed is not
+     * known here (a connection lost during COMMIT fails the request after the database may have committed
+     * it), so the client is told so, and how to find out safely: retry with the same key.
      */
     @ServerExceptionMapper
     public Response unexpected(Exception e) {
+        Optional<String> noConnection = NoDatabaseConnection.reason(e);
+        if (noConnection.isPresent()) {
+            Log.warnf("Request refused with 503, nothing written: %s (%s)", noConnection.get(), e);
+            return Response.fromResponse(Problem.response(503, "Service Unavailable", "Nothing was done: "
+                            + noConnection.get() + ". Try again in " + RETRY_AFTER_SECONDS + " s; a POST with the same"
+                            + " Idempotency-Key never places a second order."))
+                    .header("Retry-After", RETRY_AFTER_SECONDS).build();
+        }
         Log.error("Request failed; whether its transaction committed is unknown", e);
         return Problem.response(500, "Internal error",
                 "The request failed, and whether the order was placed is unknown. Retry with the same Idempotency-Key:"
