@@ -7,6 +7,11 @@
 -- from a generator seeded per thread. A request wrk had in flight when the time ran out may have placed its order unanswered:
 -- the database, not this count, says which orders exist.
 -- At the end it prints its counts on a line of its own ("wrk-result ..."), which Wrk.java reads.
+-- Paced (the latency runs): with ORDERS_PER_SECOND=<rate> in its environment, requests leave at that rate in all,
+-- open loop, their gaps drawn from an exponential distribution (Poisson arrivals, as independent clients send):
+-- each request waits for its slot on one schedule, whichever connection is free, so a slow answer does not slow
+-- the rate as long as a connection is free (32 of them at ~400/s and answers of tens of ms leave many free).
+-- One schedule per wrk thread: run it with -t1 (Wrk.java does), or each thread sends at the whole rate.
 
 local skus = {}
 local threads = {}
@@ -14,6 +19,30 @@ local threads = {}
 function setup(thread)
     thread:set("thread_number", #threads + 1)
     table.insert(threads, thread)
+end
+
+local paced = tonumber(os.getenv("ORDERS_PER_SECOND") or "")
+if paced and paced <= 0 then
+    error("ORDERS_PER_SECOND must be above 0, not " .. paced)
+end
+if paced then
+    local ffi = require("ffi")
+    ffi.cdef[[
+        typedef struct { long tv_sec; long tv_nsec; } orders_lua_timespec;
+        int clock_gettime(int clock_id, orders_lua_timespec *tp);
+    ]]
+    local now = ffi.new("orders_lua_timespec")
+    local function monotonic_ms()
+        ffi.C.clock_gettime(1, now) -- CLOCK_MONOTONIC
+        return tonumber(now.tv_sec) * 1000 + tonumber(now.tv_nsec) / 1e6
+    end
+    local slot = nil
+    -- wrk asks before each request how many ms to wait: until the next slot of the schedule.
+    function delay()
+        local at = monotonic_ms()
+        slot = (slot or at) - math.log(1 - math.random()) * 1000 / paced
+        return math.max(0, slot - at)
+    end
 end
 
 function init(args)

@@ -20,7 +20,7 @@ final class Cpu {
 
     static final String POSTGRES = "PostgreSQL (every server process)";
     static final String RABBITMQ = "RabbitMQ (beam.smp)";
-    static final String HARNESS = "the harness (Java; the latency run's load generator)";
+    static final String HARNESS = "the harness (Java: it reads the services' figures)";
     static final String CHILDREN = "the load generator (wrk)";
     static final String OTHER = "everything else on the machine";
     /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks; 100 on every usual kernel. */

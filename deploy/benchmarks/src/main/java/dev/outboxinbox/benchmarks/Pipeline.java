@@ -1,7 +1,6 @@
 package dev.outboxinbox.benchmarks;
 
 import dev.outboxinbox.chaos.ChaosRun;
-import dev.outboxinbox.system.OrderLoad;
 import dev.outboxinbox.system.PipelineFigures;
 import dev.outboxinbox.system.SystemUnderTest;
 import java.io.IOException;
@@ -28,9 +27,10 @@ import java.util.concurrent.locks.LockSupport;
  * <ol>
  *   <li>saturation: a closed loop of {@code clients} requests in flight ({@link Wrk}); orders/s accepted (201)
  *       and orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
- *   <li>latency: half that rate, open loop ({@code OrderLoad}, which notes when it sent each order); commit → applied as inventory's own histogram shows it
- *       (the WAL's commit time to the inbox commit), the relays' part of it from theirs (commit → read, handed, confirmed),
- *       and POST sent → applied per order;</li>
+ *   <li>latency: half that rate, open loop ({@link Wrk}, paced: Poisson arrivals); commit → applied as each consumer's own
+ *       histogram shows it (the WAL's commit time to the inbox commit), the relays' part of it from theirs (commit → read,
+ *       handed, confirmed), and placed → applied in inventory per order (order-service's {@code placed_at} to inventory's
+ *       {@code decided_at});</li>
  *   <li>memory: each service's RSS idle after start, at its peak under saturation, idle after;</li>
  *   <li>CPU: what each part of the machine used per order during saturation ({@link Cpu}), and where
  *       each service spends it: a JFR profile of every service through a further run at saturation,
@@ -43,8 +43,8 @@ final class Pipeline {
 
     record Result(int clients, int orders, double acceptedPerSecond, double appliedPerSecond,
                   double repliesDrainedAfterSeconds, Cpu.Profile cpu, int profiledSeconds, List<Hotspots.Profile> hotspots,
-                  double latencyRate, int latencyOrders, Map<String, Map<String, Object>> commitToApplied,
-                  Map<String, Map<String, Map<String, Object>>> relayCommitTo, Percentiles postToApplied,
+                  double latencyRate, int latencyOrders, Cpu.Profile latencyCpu, Map<String, Map<String, Object>> commitToApplied,
+                  Map<String, Map<String, Map<String, Object>>> relayCommitTo, Percentiles placedToApplied,
                   Map<String, Double> rssIdleMib, Map<String, Double> rssPeakMib, Map<String, Double> rssAfterMib) {
     }
 
@@ -75,8 +75,8 @@ final class Pipeline {
                     settings.warmupSeconds(), settings.clients());
             wrk.place(system.orderService(), run + "-warmup", settings.clients(), settings.warmupSeconds());
             List<UUID> warmUp = Wrk.ordersOf(system, run + "-warmup");
-            awaitApplied(warmUp);
-            awaitReplies(warmUp);
+            awaitApplied(system, warmUp);
+            awaitReplies(system, warmUp);
 
             System.out.printf("[pipeline] saturation: %d s, %d in flight%n", settings.saturationSeconds(), settings.clients());
             Cpu.Snapshot cpuBefore = Cpu.read(pids);
@@ -87,7 +87,7 @@ final class Pipeline {
             try {
                 saturation = wrk.place(system.orderService(), run + "-saturation", settings.clients(), settings.saturationSeconds());
                 ok = Wrk.ordersOf(system, run + "-saturation");
-                awaitApplied(ok);
+                awaitApplied(system, ok);
             } finally {
                 memory.close();
             }
@@ -101,7 +101,7 @@ final class Pipeline {
                     acceptedPerSecond, appliedPerSecond);
             // The replies' hop drains too before the latency run, or its figures would be the backlog's.
             long repliesFrom = System.nanoTime();
-            awaitReplies(ok);
+            awaitReplies(system, ok);
             double repliesBehindSeconds = (System.nanoTime() - repliesFrom) / 1e9;
             System.out.printf("[pipeline] the replies' hop drained %.1f s after inventory had applied every order%n", repliesBehindSeconds);
 
@@ -113,25 +113,39 @@ final class Pipeline {
             try {
                 wrk.place(system.orderService(), run + "-profile", settings.clients(), settings.profileSeconds());
                 profiled = Wrk.ordersOf(system, run + "-profile");
-                awaitApplied(profiled);
+                awaitApplied(system, profiled);
             } finally {
                 hotspots = recording.stop();
             }
-            awaitReplies(profiled);
+            awaitReplies(system, profiled);
             for (Hotspots.Profile profile : hotspots) {
                 System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
             }
 
             double rate = Math.max(1, acceptedPerSecond / 2);
-            int count = (int) Math.max(1, Math.round(rate * settings.latencySeconds()));
-            System.out.printf("[pipeline] latency: %,d orders at %,.0f/s (half the saturation rate)%n", count, rate);
+            System.out.printf("[pipeline] latency: %d s at %,.0f orders/s (half the saturation rate), paced%n",
+                    settings.latencySeconds(), rate);
             PipelineFigures figures = PipelineFigures.samplingFromNow(Map.of("inventory-service", system.inventoryService(),
                     "order-service", system.orderService()), ChaosRun.relays(), Duration.ofSeconds(1));
-            List<OrderLoad.Request> paced;
+            List<UUID> paced;
+            Cpu.Snapshot latencyCpuBefore = Cpu.read(pids);
+            Cpu.Profile latencyCpu;
             try {
-                paced = load(run + "-latency", count, rate);
-                awaitApplied(accepted(paced));
-                awaitReplies(accepted(paced));
+                // The load generator that costs least (wrk): the Java client's 1.4 ms of CPU an order, on the machine
+                // measured, was most of the tail (deploy/benchmarks/README, "The load generator was the tail").
+                Wrk.Result placed = wrk.place(system.orderService(), run + "-latency", settings.clients(), settings.latencySeconds(), rate);
+                paced = Wrk.ordersOf(system, run + "-latency");
+                if (placed.createdPerSecond() < 0.95 * rate) {
+                    // Every connection was busy: the schedule fell behind. The figures are for the rate placed.
+                    System.out.printf("[pipeline] latency: %,.0f orders/s placed, not the %,.0f asked for%n", placed.createdPerSecond(), rate);
+                }
+                rate = placed.createdPerSecond();
+                // How busy "half the saturation rate" keeps the machine: the batches are smaller than at saturation.
+                latencyCpu = Cpu.between(latencyCpuBefore, Cpu.read(pids), paced.size());
+                System.out.printf("[pipeline] latency: %,d orders placed, the machine %.0f %% busy meanwhile%n", paced.size(),
+                        100 * latencyCpu.machineShare());
+                awaitApplied(system, paced);
+                awaitReplies(system, paced);
             } finally {
                 figures.close();
             }
@@ -140,42 +154,34 @@ final class Pipeline {
             @SuppressWarnings("unchecked")
             Map<String, Map<String, Map<String, Object>>> relayCommitTo =
                     (Map<String, Map<String, Map<String, Object>>>) figures.summary().get("relayCommitTo");
-            Map<UUID, Instant> pacedApplied = appliedAt(accepted(paced));
-            List<Double> postToApplied = new ArrayList<>();
-            for (OrderLoad.Request request : paced) {
-                Instant at = request.orderId() == null ? null : pacedApplied.get(request.orderId());
+            Map<UUID, Instant> pacedApplied = appliedAt(paced);
+            List<Double> placedToApplied = new ArrayList<>();
+            placedAt(paced).forEach((order, placed) -> {
+                Instant at = pacedApplied.get(order);
                 if (at != null) {
-                    postToApplied.add(Duration.between(request.sentAt(), at).toNanos() / 1e6);
+                    placedToApplied.add(Duration.between(placed, at).toNanos() / 1e6);
                 }
-            }
+            });
             Map<String, Double> after = Memory.nowMib(pids);
             return new Result(settings.clients(), ok.size(), acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
                     settings.profileSeconds(), hotspots,
-                    rate, count, commitToApplied, relayCommitTo, Percentiles.of(postToApplied), idle, peak, after);
+                    rate, paced.size(), latencyCpu, commitToApplied, relayCommitTo, Percentiles.of(placedToApplied), idle, peak, after);
         } finally {
             script(root, "deploy/local/down");
         }
     }
 
-    private List<OrderLoad.Request> load(String run, int orders, double perSecond) {
-        return new OrderLoad(system.orderService(), run, 11, 3, settings.clients()).run(orders, perSecond, progress -> { });
-    }
-
-    private static List<UUID> accepted(List<OrderLoad.Request> requests) {
-        return requests.stream().filter(r -> r.result() == OrderLoad.Result.OK).map(OrderLoad.Request::orderId).toList();
-    }
-
     /** Waits (at most 5 minutes) until inventory has decided every one of these orders. */
-    private void awaitApplied(List<UUID> orders) throws SQLException {
-        awaitCount(orders, "SELECT count(*) FROM order_outcomes WHERE order_id = ANY(?)", true);
+    static void awaitApplied(SystemUnderTest system, List<UUID> orders) throws SQLException {
+        awaitCount(system, orders, "SELECT count(*) FROM order_outcomes WHERE order_id = ANY(?)", true);
     }
 
     /** Waits until order-service has learnt inventory's decision on every one (the reply hop is drained too). */
-    private void awaitReplies(List<UUID> orders) throws SQLException {
-        awaitCount(orders, "SELECT count(*) FROM orders WHERE id = ANY(?) AND status <> 'PENDING'", false);
+    static void awaitReplies(SystemUnderTest system, List<UUID> orders) throws SQLException {
+        awaitCount(system, orders, "SELECT count(*) FROM orders WHERE id = ANY(?) AND status <> 'PENDING'", false);
     }
 
-    private void awaitCount(List<UUID> orders, String sql, boolean inventory) throws SQLException {
+    private static void awaitCount(SystemUnderTest system, List<UUID> orders, String sql, boolean inventory) throws SQLException {
         long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         try (Connection c = inventory ? system.inventory().connect() : system.orders().connect();
              PreparedStatement query = c.prepareStatement(sql)) {
@@ -203,6 +209,21 @@ final class Pipeline {
              PreparedStatement query = c.prepareStatement("SELECT order_id, decided_at FROM order_outcomes WHERE order_id = ANY(?)")) {
             Array ids = c.createArrayOf("uuid", orders.toArray());
             query.setArray(1, ids);
+            try (ResultSet rs = query.executeQuery()) {
+                while (rs.next()) {
+                    at.put(rs.getObject(1, UUID.class), rs.getTimestamp(2).toInstant());
+                }
+            }
+        }
+        return at;
+    }
+
+    /** When order-service placed each order (its {@code placed_at}). */
+    private Map<UUID, Instant> placedAt(List<UUID> orders) throws SQLException {
+        Map<UUID, Instant> at = new HashMap<>();
+        try (Connection c = system.orders().connect();
+             PreparedStatement query = c.prepareStatement("SELECT id, placed_at FROM orders WHERE id = ANY(?)")) {
+            query.setArray(1, c.createArrayOf("uuid", orders.toArray()));
             try (ResultSet rs = query.executeQuery()) {
                 while (rs.next()) {
                     at.put(rs.getObject(1, UUID.class), rs.getTimestamp(2).toInstant());

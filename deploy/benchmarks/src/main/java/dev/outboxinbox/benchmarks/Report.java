@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
 
 /**
  * Every figure of one run, with its conditions: a text table (printed, and {@code report.txt}), the
@@ -146,6 +147,10 @@ final class Report {
             rows.add(new Row("profile", "%s: hottest methods outside the JDK; GC pauses".formatted(profile.service()),
                     "%s; GC %,.0f ms".formatted(Hotspots.describe(profile.methods(), 4), profile.gcPauseMs())));
         }
+        rows.add(new Row("latency", "CPU at %,.0f orders/s (half the saturation rate): the machine, and per order, all parts"
+                .formatted(pipeline.latencyRate()), "%.0f %% busy; %.2f ms an order (%s)".formatted(100 * pipeline.latencyCpu().machineShare(),
+                pipeline.latencyCpu().msPerOrder().values().stream().mapToDouble(Double::doubleValue).sum(),
+                largest(pipeline.latencyCpu().msPerOrder(), 4))));
         pipeline.commitToApplied().forEach((consumer, p) -> rows.add(new Row("latency",
                 "commit → applied, %s, at %,.0f orders/s (its histogram)".formatted(consumer, pipeline.latencyRate()),
                 "p50 %s ms, p95 %s ms, p99 %s ms (n=%s)".formatted(p.get("p50Ms"), p.get("p95Ms"), p.get("p99Ms"), p.get("n")))));
@@ -153,8 +158,8 @@ final class Report {
                 "commit → %s, at %,.0f orders/s (its histograms)".formatted(
                         String.join(" / ", stages.keySet()) + ", " + relay, pipeline.latencyRate()),
                 "p50 %s ms, p95 %s ms, p99 %s ms".formatted(stage(stages, "p50Ms"), stage(stages, "p95Ms"), stage(stages, "p99Ms")))));
-        Percentiles post = pipeline.postToApplied();
-        rows.add(new Row("latency", "POST sent → applied in inventory, at %,.0f orders/s".formatted(pipeline.latencyRate()),
+        Percentiles post = pipeline.placedToApplied();
+        rows.add(new Row("latency", "placed (order-service) → applied in inventory, at %,.0f orders/s".formatted(pipeline.latencyRate()),
                 "p50 %.0f ms, p95 %.0f ms, p99 %.0f ms, max %.0f ms (n=%d)".formatted(post.p50(), post.p95(), post.p99(), post.max(), post.n())));
         for (String peer : List.of(OUR, PEER)) {
             rows.add(new Row("relay", "%s, cold: events/s (median of %d)".formatted(peer, turns.stream().filter(t -> t.peer().equals(peer)).count()),
@@ -169,7 +174,7 @@ final class Report {
         for (boolean on : new boolean[] {true, false}) {
             rows.add(new Row("inbox", "inventory-service, inbox %s (median)".formatted(on ? "on" : "off"), "%,.0f messages/s (rounds: %s)".formatted(
                     inboxRate(on), inbox.stream().filter(r -> r.inbox() == on)
-                            .map(r -> "%,.0f".formatted(r.messagesPerSecond())).collect(java.util.stream.Collectors.joining(", ")))));
+                            .map(r -> "%,.0f".formatted(r.messagesPerSecond())).collect(Collectors.joining(", ")))));
         }
         double cost = (double) ratios.get("inboxCost");
         rows.add(new Row("inbox", "inbox on ÷ off", cost > 0
@@ -240,8 +245,8 @@ final class Report {
         Map<String, double[]> latency = new LinkedHashMap<>();
         pipeline.commitToApplied().forEach((consumer, p) -> latency.put("commit → applied, " + consumer,
                 new double[] {number(p.get("p50Ms")), number(p.get("p95Ms")), number(p.get("p99Ms"))}));
-        Percentiles post = pipeline.postToApplied();
-        latency.put("POST → applied, inventory", new double[] {post.p50(), post.p95(), post.p99()});
+        Percentiles post = pipeline.placedToApplied();
+        latency.put("placed → applied, inventory", new double[] {post.p50(), post.p95(), post.p99()});
         Chart.write(directory.resolve("chart.png"), "%s · %s cores · load %s → %s · %s".formatted(conditions.get("date"),
                 conditions.get("cores"), conditions.get("loadAverageStart"), conditions.get("loadAverageEnd"),
                 conditions.get("mode")), throughput, latency);
@@ -260,5 +265,11 @@ final class Report {
     /** One percentile of each of a relay's stages, in the stages' order: "2 / 9 / 14". */
     private static String stage(Map<String, Map<String, Object>> stages, String percentile) {
         return String.join(" / ", stages.values().stream().map(p -> String.valueOf(p.get(percentile))).toList());
+    }
+
+    /** The {@code n} largest parts, "name 1.23" each, largest first. */
+    private static String largest(Map<String, Double> msPerPart, int n) {
+        return msPerPart.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(n)
+                .map(part -> "%s %.2f".formatted(part.getKey(), part.getValue())).collect(Collectors.joining(", "));
     }
 }

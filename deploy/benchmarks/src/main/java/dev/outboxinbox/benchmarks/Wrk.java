@@ -19,11 +19,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The saturation runs' load generator: wrk, a closed loop of {@code connections} requests in flight on one
- * thread, placing orders with the Lua script {@code orders.lua} (its header says what it sends) for a given
- * time. A process of its own, in C: about a tenth of the Java client's CPU per order, and apart from the
- * harness's ({@link Cpu} counts it as the harness's child). {@code OrderLoad}, the Java client, stays for the
- * open-loop latency run, where each request's send time matters and the rate is half.
+ * The benchmarks' load generator: wrk, on one thread, placing orders with the Lua script {@code orders.lua} (its
+ * header says what it sends) for a given time: at saturation, a closed loop of {@code connections} requests in
+ * flight; in the latency runs, open loop at a given rate (Poisson arrivals). A process of its own, in C: about a
+ * tenth of the Java client's CPU per order, and apart from the harness's ({@link Cpu} counts it as the harness's child).
  */
 final class Wrk {
 
@@ -71,9 +70,22 @@ final class Wrk {
      * lines from {@link OrderLoad#SKUS} (the catalogue deploy/local seeds).
      */
     Result place(URI orderService, String run, int connections, int seconds) throws IOException, InterruptedException {
+        return place(orderService, run, connections, seconds, 0);
+    }
+
+    /**
+     * As {@link #place(URI, String, int, int)}, open loop at {@code perSecond} orders/s in all (Poisson arrivals:
+     * orders.lua's header), when it is above zero; at saturation otherwise.
+     */
+    Result place(URI orderService, String run, int connections, int seconds, double perSecond)
+            throws IOException, InterruptedException {
         List<String> command = List.of("wrk", "-t1", "-c" + connections, "-d" + seconds + "s", "--timeout", "10s",
                 "-s", script.toString(), orderService.toString(), "--", run, String.join(",", OrderLoad.SKUS));
-        Process wrk = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+        if (perSecond > 0) {
+            builder.environment().put("ORDERS_PER_SECOND", String.valueOf(perSecond));
+        }
+        Process wrk = builder.start();
         String output = new String(wrk.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (wrk.waitFor() != 0) {
             throw new IllegalStateException(String.join(" ", command) + " exited with " + wrk.exitValue() + ":\n" + output);

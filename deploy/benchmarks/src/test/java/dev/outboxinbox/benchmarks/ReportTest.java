@@ -28,7 +28,7 @@ class ReportTest {
                 List.of(new Hotspots.Profile("order-service", 12_000,
                         List.of(new Hotspots.Share("Hibernate ORM", 0.31), new Hotspots.Share("PostgreSQL JDBC driver", 0.2)),
                         List.of(new Hotspots.Share("OrderResource.place", 0.04)), 120, "order-service.jfr")),
-                300, 18000,
+                300, 18000, new Cpu.Profile(Map.of("order-service", 1.5, Cpu.POSTGRES, 1.2, "outbox-relay", 0.4), 0.85, 60),
                 Map.of("inventory-service", Map.of("n", 18000L, "p50Ms", 20L, "p95Ms", 40L, "p99Ms", 90L)),
                 Map.of("outbox-relay", stages(2, 9, 14)),
                 new Percentiles(18000, 25, 50, 120, 400),
@@ -83,13 +83,17 @@ class ReportTest {
                 "order-service: where its CPU goes (JFR, 12,000 samples, 30 s at saturation)", "Hibernate ORM 31 %, PostgreSQL JDBC driver 20 %",
                 "OrderResource.place 4 %; GC 120 ms",
                 "commit → read / handed / confirmed, outbox-relay, at 300 orders/s (its histograms)",
-                "p50 2 / 9 / 14 ms, p95 4 / 18 / 28 ms, p99 6 / 27 / 42 ms");
+                "p50 2 / 9 / 14 ms, p95 4 / 18 / 28 ms, p99 6 / 27 / 42 ms",
+                "CPU at 300 orders/s (half the saturation rate): the machine, and per order, all parts",
+                "85 % busy; 3.10 ms an order (order-service 1.50, PostgreSQL (every server process) 1.20, outbox-relay 0.40)",
+                "placed (order-service) → applied in inventory, at 300 orders/s");
         assertThat(Files.readString(directory.resolve("report.txt"))).isEqualTo(text);
         JsonNode json = new ObjectMapper().readTree(directory.resolve("report.json").toFile());
         assertThat(json.at("/ratios/relayOverDebeziumServerCold").asDouble()).isEqualTo(1.2);
         assertThat(json.at("/relay/0/cold/eventsPerSecond").asDouble()).isEqualTo(10_000);
-        assertThat(json.at("/pipeline/postToApplied/p99").asDouble()).isEqualTo(120);
+        assertThat(json.at("/pipeline/placedToApplied/p99").asDouble()).isEqualTo(120);
         assertThat(json.at("/pipeline/relayCommitTo/outbox-relay/confirmed/p99Ms").asLong()).isEqualTo(42);
+        assertThat(json.at("/pipeline/latencyCpu/machineShare").asDouble()).isEqualTo(0.85);
         assertThat(json.at("/pipeline/hotspots/0/layers/0/name").asText()).isEqualTo("Hibernate ORM");
         BufferedImage chart = ImageIO.read(directory.resolve("chart.png").toFile());
         assertThat(chart.getWidth()).isEqualTo(1600);
