@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * <ol>
  *   <li>saturation: a closed loop of {@code clients} requests in flight ({@link Wrk}); orders/s accepted (201)
  *       and orders/s applied in inventory (its decision committed: {@code order_outcomes.decided_at});</li>
- *   <li>latency: half that rate, open loop ({@link Wrk}, paced: Poisson arrivals); commit → applied as each consumer's own
+ *   <li>latency: half that rate, open loop ({@link Wrk}, paced: Poisson arrivals), from a settled system (the backlog
+ *       drained, the databases vacuumed: {@link #settle}) after a warm-up at that rate; commit → applied as each consumer's own
  *       histogram shows it (the WAL's commit time to the inbox commit), the relays' part of it from theirs (commit → read,
  *       handed, confirmed), and placed → applied in inventory per order (order-service's {@code placed_at} to inventory's
  *       {@code decided_at});</li>
@@ -105,24 +107,13 @@ final class Pipeline {
             double repliesBehindSeconds = (System.nanoTime() - repliesFrom) / 1e9;
             System.out.printf("[pipeline] the replies' hop drained %.1f s after inventory had applied every order%n", repliesBehindSeconds);
 
-            System.out.printf("[pipeline] profile: %d s more at saturation, each service recorded by JFR (not counted above)%n",
-                    settings.profileSeconds());
-            Hotspots recording = Hotspots.start(pids, profiles);
-            List<Hotspots.Profile> hotspots;
-            List<UUID> profiled;
-            try {
-                wrk.place(system.orderService(), run + "-profile", settings.clients(), settings.profileSeconds());
-                profiled = Wrk.ordersOf(system, run + "-profile");
-                awaitApplied(system, profiled);
-            } finally {
-                hotspots = recording.stop();
-            }
-            awaitReplies(system, profiled);
-            for (Hotspots.Profile profile : hotspots) {
-                System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
-            }
-
             double rate = Math.max(1, acceptedPerSecond / 2);
+            System.out.printf("[pipeline] settle: VACUUM (ANALYZE) of order-service's and inventory's tables, %.1f s%n", settle(system));
+            System.out.printf("[pipeline] latency: warm-up, %d s at %,.0f orders/s, not counted%n", settings.warmupSeconds(), rate);
+            List<UUID> pacedWarmUp = Wrk.ordersOf(system, wrk.place(system.orderService(), run + "-latency-warmup", settings.clients(),
+                    settings.warmupSeconds(), rate).run());
+            awaitApplied(system, pacedWarmUp);
+            awaitReplies(system, pacedWarmUp);
             System.out.printf("[pipeline] latency: %d s at %,.0f orders/s (half the saturation rate), paced%n",
                     settings.latencySeconds(), rate);
             PipelineFigures figures = PipelineFigures.samplingFromNow(Map.of("inventory-service", system.inventoryService(),
@@ -162,6 +153,25 @@ final class Pipeline {
                     placedToApplied.add(Duration.between(placed, at).toNanos() / 1e6);
                 }
             });
+            // After the latency run: a recording's start and stop cost the services compiled code they take minutes to
+            // compile again (order-service at 380/s: 1.0-1.3 ms of CPU an order before a recording, 2.1 and 1.6 in the two
+            // 40 s rounds after it, 0.8 a few minutes later), which the latency run, placed after it, paid.
+            System.out.printf("[pipeline] profile: %d s more at saturation, each service recorded by JFR (not counted above)%n",
+                    settings.profileSeconds());
+            Hotspots recording = Hotspots.start(pids, profiles);
+            List<Hotspots.Profile> hotspots;
+            List<UUID> profiled;
+            try {
+                wrk.place(system.orderService(), run + "-profile", settings.clients(), settings.profileSeconds());
+                profiled = Wrk.ordersOf(system, run + "-profile");
+                awaitApplied(system, profiled);
+            } finally {
+                hotspots = recording.stop();
+            }
+            awaitReplies(system, profiled);
+            for (Hotspots.Profile profile : hotspots) {
+                System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
+            }
             Map<String, Double> after = Memory.nowMib(pids);
             return new Result(settings.clients(), ok.size(), acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
                     settings.profileSeconds(), hotspots,
@@ -169,6 +179,31 @@ final class Pipeline {
         } finally {
             script(root, "deploy/local/down");
         }
+    }
+
+    /**
+     * VACUUM (ANALYZE) of every table of order-service's and inventory's databases, as the services' own roles (their
+     * owners); returns the seconds it took. The saturation run leaves autovacuum a burst of work (a first pass over the
+     * hundred thousand rows it wrote to each table, and their statistics), which it starts within its next minute: on
+     * two cores, inside the latency run, where it made the tail (deploy/benchmarks/README, "The tail at half the
+     * saturation rate"). It is the saturation's leftover, as its backlog is, and is done before the latency run as the
+     * backlog is drained; what the latency run's own orders leave autovacuum stays in its minute.
+     */
+    static double settle(SystemUnderTest system) throws SQLException {
+        long from = System.nanoTime();
+        for (var database : List.of(system.orders(), system.inventory())) {
+            try (Connection c = database.connect(); Statement statement = c.createStatement()) {
+                List<String> tables = new ArrayList<>();
+                try (ResultSet rs = statement.executeQuery("SELECT format('%I.%I', schemaname, relname) FROM pg_stat_user_tables")) {
+                    while (rs.next()) {
+                        tables.add(rs.getString(1));
+                    }
+                }
+                // Outside a transaction (autocommit): VACUUM cannot run inside one.
+                statement.execute("VACUUM (ANALYZE) " + String.join(", ", tables));
+            }
+        }
+        return (System.nanoTime() - from) / 1e9;
     }
 
     /** Waits (at most 5 minutes) until inventory has decided every one of these orders. */

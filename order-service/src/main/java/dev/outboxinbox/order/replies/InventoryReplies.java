@@ -51,6 +51,9 @@ public class InventoryReplies implements InboxLookahead<InventoryEvent> {
     /**
      * The batch's orders in one statement, locked as each call locks its own (in the order of their ids,
      * as every batch takes them), into the transaction's persistence context.
+     * <p>A prepared statement: its plan is as good as the table's statistics. On a database that is never
+     * analysed (autovacuum off), the server kept the sequential scan it had chosen while {@code orders} was
+     * small, 140-220 ms a batch at 75,000 orders (deploy/benchmarks/README, "The half-rate tail").
      */
     @Override
     public void lookahead(List<InventoryEvent> replies) {
