@@ -12,11 +12,12 @@ import java.util.UUID;
 
 /**
  * The latency run of {@link Pipeline}, alone ({@code deploy/benchmarks/latency}): deploy/local reset and started
- * (or, with {@code --running}, the one already up), settled ({@link Pipeline#settle}), a warm-up of
- * {@code warmupSeconds} at {@code rate}, then {@code seconds} at {@code rate} orders/s, open loop (wrk, paced: {@link Wrk}; {@code -Dgenerator=java} places them
+ * (or, with {@code --running}, the one already up), a warm-up of {@code warmupSeconds} at {@code rate}, then
+ * {@code seconds} at {@code rate} orders/s, open loop (wrk, paced: {@link Wrk}; {@code -Dgenerator=java} places them
  * with {@link OrderLoad}, the Java client, as the benchmark's latency run did before); commit → applied on both hops
- * from the consumers' own histograms, and each relay's stages. {@code rounds} repeats the measured part. Each part
- * waits until both hops have applied every order it placed, so that a round's figures are its own orders'.
+ * from the consumers' own histograms, and each relay's stages. {@code rounds} repeats the measured part, each round
+ * settled first ({@link Pipeline#settle}). Each part waits until both hops have applied every order it placed, so
+ * that a round's figures are its own orders'.
  */
 public final class LatencyAlone {
 
@@ -39,13 +40,13 @@ public final class LatencyAlone {
         try {
             String run = "latency-" + System.currentTimeMillis();
             Wrk wrk = Wrk.in(root.resolve("deploy/benchmarks/target/wrk"));
-            // As the benchmark's latency run: what autovacuum owes for earlier runs is done before, not inside, a round.
-            System.out.printf("[latency] settle: VACUUM (ANALYZE) of order-service's and inventory's tables, %.1f s%n",
-                    Pipeline.settle(system));
             System.out.printf("[latency] load average %s; warm-up: %d s at %.0f/s, not counted%n",
                     SideBySide.loadAverage(), warmupSeconds, rate);
             drained(system, place(system, wrk, java, run + "-warmup", warmupSeconds, rate));
             for (int round = 1; round <= rounds; round++) {
+                // As the benchmark's latency run: what autovacuum owes for what came before is done before, not inside, a round.
+                System.out.printf("[latency] settle: VACUUM (ANALYZE) of order-service's and inventory's tables, %.1f s%n",
+                        Pipeline.settle(system));
                 PipelineFigures figures = PipelineFigures.samplingFromNow(Map.of("inventory-service", system.inventoryService(),
                         "order-service", system.orderService()), ChaosRun.relays(), Duration.ofSeconds(1));
                 List<UUID> orders;

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -153,9 +154,10 @@ final class Pipeline {
                     placedToApplied.add(Duration.between(placed, at).toNanos() / 1e6);
                 }
             });
-            // After the latency run: a recording's start and stop cost the services compiled code they take minutes to
-            // compile again (order-service at 380/s: 1.0-1.3 ms of CPU an order before a recording, 2.1 and 1.6 in the two
-            // 40 s rounds after it, 0.8 a few minutes later), which the latency run, placed after it, paid.
+            Map<String, Double> after = Memory.nowMib(pids);
+            // Last: a recording's start and stop cost the services compiled code they take minutes to compile again
+            // (order-service at 380/s: 1.0-1.3 ms of CPU an order before a recording, 2.1 and 1.6 in the two 40 s rounds
+            // after it, 0.8 a few minutes later); the latency run paid it when it came after the profile.
             System.out.printf("[pipeline] profile: %d s more at saturation, each service recorded by JFR (not counted above)%n",
                     settings.profileSeconds());
             Hotspots recording = Hotspots.start(pids, profiles);
@@ -172,7 +174,6 @@ final class Pipeline {
             for (Hotspots.Profile profile : hotspots) {
                 System.out.printf("[pipeline] profile: %s: %s%n", profile.service(), Hotspots.describe(profile.layers(), 4));
             }
-            Map<String, Double> after = Memory.nowMib(pids);
             return new Result(settings.clients(), ok.size(), acceptedPerSecond, appliedPerSecond, repliesBehindSeconds, cpu,
                     settings.profileSeconds(), hotspots,
                     rate, paced.size(), latencyCpu, commitToApplied, relayCommitTo, Percentiles.of(placedToApplied), idle, peak, after);
@@ -185,9 +186,9 @@ final class Pipeline {
      * VACUUM (ANALYZE) of every table of order-service's and inventory's databases, as the services' own roles (their
      * owners); returns the seconds it took. The saturation run leaves autovacuum a burst of work (a first pass over the
      * hundred thousand rows it wrote to each table, and their statistics), which it starts within its next minute: on
-     * two cores, inside the latency run, where it made the tail (deploy/benchmarks/README, "The tail at half the
-     * saturation rate"). It is the saturation's leftover, as its backlog is, and is done before the latency run as the
-     * backlog is drained; what the latency run's own orders leave autovacuum stays in its minute.
+     * two cores, inside the latency run, where it made the tail (deploy/benchmarks/README, "The half-rate tail"). It
+     * is the saturation's leftover, as its backlog is, and is done before the latency run as the backlog is drained;
+     * what the latency run's own orders leave autovacuum stays in its minute.
      */
     static double settle(SystemUnderTest system) throws SQLException {
         long from = System.nanoTime();
@@ -199,8 +200,16 @@ final class Pipeline {
                         tables.add(rs.getString(1));
                     }
                 }
-                // Outside a transaction (autocommit): VACUUM cannot run inside one.
+                if (tables.isEmpty()) {
+                    throw new IllegalStateException(database + " has no tables: is the system up?");
+                }
+                // Autocommit: VACUUM cannot run inside a transaction.
                 statement.execute("VACUUM (ANALYZE) " + String.join(", ", tables));
+                // A table the role does not own is skipped with a warning, not an error: it would not be settled.
+                SQLWarning warning = statement.getWarnings();
+                if (warning != null) {
+                    throw new IllegalStateException("VACUUM as " + database + ": " + warning.getMessage());
+                }
             }
         }
         return (System.nanoTime() - from) / 1e9;

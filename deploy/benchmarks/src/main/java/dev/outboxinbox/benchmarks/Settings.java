@@ -8,7 +8,8 @@ package dev.outboxinbox.benchmarks;
  * @param clients          concurrent clients: HTTP requests in flight at saturation, and pgbench's clients
  * @param ceilingSeconds   each pgbench run (the ceiling's and the floor's)
  * @param floorBatch       orders per consumer batch and per relay offset commit in the floor's pgbench run
- * @param warmupSeconds     orders placed at saturation (wrk) before anything is measured (JIT, pools, caches)
+ * @param warmupSeconds     orders placed at saturation (wrk) before anything is measured (JIT, pools, caches), and at
+ *                          half that rate before the latency run
  * @param saturationSeconds orders placed at saturation (wrk), measured
  * @param profileSeconds    orders placed at saturation afterwards, with JFR recording each service (not measured)
  * @param latencySeconds   the latency run, at half the saturation rate
