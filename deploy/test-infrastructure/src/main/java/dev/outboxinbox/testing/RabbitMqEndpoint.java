@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A RabbitMQ broker the tests may declare on, reached as a user with the administrator tag,
@@ -57,9 +59,27 @@ public record RabbitMqEndpoint(String host, int port, String user, String passwo
         management("DELETE", "/api/vhosts/" + encode(name), null, 204, 404);
     }
 
+    /**
+     * A queue as the management API last sampled it (every few seconds): ready and unacknowledged messages,
+     * and the messages acked on it since it was declared (one multiple ack counts each message it settles).
+     */
+    public record QueueCounts(long ready, long unacknowledged, long acked) {
+    }
+
+    public QueueCounts queueCounts(String virtualHost, String queue) {
+        String body = management("GET", "/api/queues/" + encode(virtualHost) + "/" + encode(queue), null, 200);
+        return new QueueCounts(number(body, "messages_ready"), number(body, "messages_unacknowledged"), number(body, "ack"));
+    }
+
+    /** A top-level or message_stats count; 0 where the broker has not sampled it yet. */
+    private static long number(String json, String key) {
+        Matcher matcher = Pattern.compile("\"" + key + "\":(\\d+)").matcher(json);
+        return matcher.find() ? Long.parseLong(matcher.group(1)) : 0;
+    }
+
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private void management(String method, String path, String json, int... expected) {
+    private String management(String method, String path, String json, int... expected) {
         HttpRequest request = HttpRequest.newBuilder(management.resolve(path)).timeout(Duration.ofSeconds(60))
                 .header("Authorization", "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)))
                 .header("Content-Type", "application/json")
@@ -77,7 +97,7 @@ public record RabbitMqEndpoint(String host, int port, String user, String passwo
         }
         for (int status : expected) {
             if (response.statusCode() == status) {
-                return;
+                return response.body();
             }
         }
         throw new IllegalStateException("RabbitMQ's management API: " + method + " " + path + " answered " + response.statusCode()

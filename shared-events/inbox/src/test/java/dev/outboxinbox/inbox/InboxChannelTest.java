@@ -9,6 +9,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.outboxinbox.inbox.rabbitmq.InboxConsumers;
 import io.micrometer.core.instrument.MeterRegistry;
+import dev.outboxinbox.testing.RabbitMqEndpoint;
 import dev.outboxinbox.testing.RealServices;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -36,7 +37,8 @@ import org.junit.jupiter.api.Test;
 @WithTestResource(GreetingTestResource.class)
 class InboxChannelTest {
 
-    private static final String GREETINGS_DEAD_LETTERS = "greetings.inbox-test.dead-letter";
+    private static final String GREETINGS_QUEUE = "greetings.inbox-test";
+    private static final String GREETINGS_DEAD_LETTERS = GREETINGS_QUEUE + ".dead-letter";
 
     @Inject
     DataSource dataSource;
@@ -183,7 +185,7 @@ class InboxChannelTest {
         publish(behind, "Greeted", 1, "behind it");
 
         await().atMost(Duration.ofSeconds(10)).until(() -> metrics.heldCount() > heldBefore);
-        assertThat(consumers.channel("greetings").orElseThrow().held()).hasEntrySatisfying("greetings.inbox-test", what -> assertThat(what).contains(newer));
+        assertThat(consumers.channel("greetings").orElseThrow().held()).hasEntrySatisfying(GREETINGS_QUEUE, what -> assertThat(what).contains(newer));
         assertThat(count("SELECT count(*) FROM greetings WHERE message_id = '" + behind + "'"))
                 .as("nothing behind a held message overtakes it").isZero();
         assertThat(metrics.poison()).as("held, not parked").isEqualTo(poisonBefore);
@@ -269,6 +271,7 @@ class InboxChannelTest {
         long batchesBefore = greetings.batches();
         long appliedBefore = greetings.applied();
         long duplicatesBefore = greetings.duplicates();
+        long ackedBefore = RealServices.rabbitMq().queueCounts(GreetingTestResource.VHOST, GREETINGS_QUEUE).acked();
         publishAll(burst);
 
         Map<String, String> reasons = awaitDeadLetters(run + "-25");
@@ -283,6 +286,14 @@ class InboxChannelTest {
         System.out.printf("InboxChannelTest: %d messages (one failing, one copy) committed in %d transactions%n", burst.size(),
                 transactions);
         assertThat(transactions).as("messages that arrive together share a transaction").isLessThan(ids.size() / 2);
+        // And settled with the broker, every one: none left unacked on the channel, the poison one's included
+        // (acked after its dead letter) and the copy's.
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+            RabbitMqEndpoint.QueueCounts queue = RealServices.rabbitMq().queueCounts(GreetingTestResource.VHOST, GREETINGS_QUEUE);
+            assertThat(queue.acked() - ackedBefore).as("acked, by the broker's count").isGreaterThanOrEqualTo(burst.size());
+            assertThat(queue.unacknowledged()).as("unacknowledged").isZero();
+            assertThat(queue.ready()).as("ready").isZero();
+        });
     }
 
     /** Takes dead letters until these message ids ("null" for none) are among them. @return reason by message id */
